@@ -1,0 +1,36 @@
+"""Hydra entry point: compose -> validate -> build -> run -> print summary."""
+from __future__ import annotations
+
+import os
+import sys
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from hpoflow.schema import register_configs
+
+register_configs()
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    from hpoflow.app import ConfigError, run_from_settings, sweep_id_from, validate
+
+    hc = HydraConfig.get()
+    multirun = hc.mode == RunMode.MULTIRUN
+    try:
+        raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+        settings = validate(raw)  # type: ignore[arg-type]
+        run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None)
+    except ConfigError as exc:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

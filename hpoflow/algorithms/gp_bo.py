@@ -1,0 +1,138 @@
+"""GP Bayesian optimisation: GP-UCB, GP-EI, GP-PI on the foundation's exact GP.
+
+The GP models the reward ``sign * y`` (so every acquisition maximises); the first ``n_init`` rounds
+are a scrambled Sobol design. Subclasses (e.g. the bilevel variants) override ``acquisition``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+from hpoflow import acquisition as acq
+from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.configs import GPBOConfig
+from hpoflow.records import Evaluation, Failure, Suggestion
+
+MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
+
+
+class GPBO(AskTellAlgorithm):
+    """Sequential GP-based BO with a pluggable acquisition over the standardised reward."""
+
+    name = "gp_bo"
+
+    def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
+        super().__init__(ctx.task)
+        if ctx.surrogate is None:
+            raise ValueError(f"algo '{config.name}' needs a GP surrogate (surrogate=gp)")
+        self.config, self.dtype = config, ctx.dtype
+        self.dim = ctx.task.space.dim
+        self.sign = ctx.task.direction.sign
+        self.model = ctx.surrogate(self.dim)
+        if not hasattr(self.model, "posterior") or not hasattr(self.model, "update"):
+            raise ValueError(f"algo '{config.name}' needs a surrogate with posterior/update, "
+                             f"got {type(self.model).__name__}")
+        self.generator = ctx.generator(17)
+        self.n_init = config.n_init or max(2, min(self.dim + 1, ctx.rounds // 2))
+        sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True, seed=ctx.seed * 7 + 3)
+        self.init_points = sobol.draw(self.n_init, dtype=ctx.dtype)
+        self.candidates = ctx.task.candidates
+        size = ctx.task.space.finite_size()
+        if self.candidates is None and size is not None and size <= MAX_ENUMERATED:
+            self.candidates = ctx.task.space.grid(max(p.cardinality for p in ctx.task.space.parameters),  # type: ignore[union-attr]
+                                                  ctx.dtype)
+        self.X: list[Tensor] = []
+        self.y: list[float] = []
+        self._asked = 0
+
+    # -- acquisition ------------------------------------------------------------------------
+    def beta_t(self, t: int) -> float:
+        if self.config.beta_schedule == "srinivas":
+            return acq.srinivas_beta(t, self.dim, self.config.delta)
+        return self.config.beta
+
+    def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        """The function to maximise at round ``t`` and diagnostics to log. Override in subclasses."""
+        raise NotImplementedError
+
+    def _posterior(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        return self.model.posterior(X, standardized=True)
+
+    def incumbent(self) -> Tensor:
+        """Best observed standardised reward."""
+        return self.model.standardize(torch.tensor(self.y, dtype=self.dtype)).max()
+
+    # -- ask / tell -------------------------------------------------------------------------
+    def ask(self, round: int) -> Suggestion:
+        self._asked += 1
+        if len(self.y) < self.n_init or len(self.y) < 2:
+            x = self.init_points[min(self._asked, self.n_init) - 1]
+            if self.candidates is not None:
+                x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        start = time.perf_counter()
+        fn, info = self.acquisition(round)
+        best = self.X[int(torch.tensor(self.y).argmax())]
+        x, value = acq.maximize(fn, self.dim, self.generator, self.config.optimizer, self.candidates,
+                                self.dtype, extra_starts=best)
+        info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
+        return Suggestion(self.task.space.decode(x), x, info=info)
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
+        if isinstance(outcome, Failure) or not suggestion.observe or not math.isfinite(outcome.value):
+            return
+        reward = self.sign * outcome.value
+        self.X.append(suggestion.x.detach().clone())
+        self.y.append(reward)
+        start = time.perf_counter()
+        if len(self.y) == 2 or self.model.n == 0:
+            self.model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
+        elif len(self.y) > 2:
+            self.model.update(suggestion.x.reshape(1, -1), torch.tensor([reward], dtype=self.dtype))
+        self.fit_time = time.perf_counter() - start
+
+
+class GPUCB(GPBO):
+    """GP-UCB: maximise mu + sqrt(beta_t) sigma."""
+
+    name = "gp_ucb"
+
+    def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        beta = self.beta_t(t)
+
+        def fn(X: Tensor) -> Tensor:
+            return acq.upper_confidence_bound(*self._posterior(X), beta)
+
+        return fn, {"beta": beta}
+
+
+class GPEI(GPBO):
+    """GP-EI: maximise log expected improvement over the best observed reward."""
+
+    name = "gp_ei"
+
+    def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        best = self.incumbent()
+
+        def fn(X: Tensor) -> Tensor:
+            return acq.log_expected_improvement(*self._posterior(X), best)
+
+        return fn, {"incumbent": float(best)}
+
+
+class GPPI(GPBO):
+    """GP-PI: maximise log probability of improvement over the best observed reward (margin xi)."""
+
+    name = "gp_pi"
+
+    def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        best = self.incumbent()
+
+        def fn(X: Tensor) -> Tensor:
+            return acq.log_probability_of_improvement(*self._posterior(X), best, self.config.xi)
+
+        return fn, {"incumbent": float(best)}

@@ -1,0 +1,136 @@
+"""What flows through the loop: evaluations, suggestions, records, and regret book-keeping.
+
+Regret follows SPEC conventions: instantaneous ``r_t = |f* - f(x_t)|`` in the optimising direction,
+using the noise-free value when the task knows it; cumulative is the sum, simple the minimum.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import Tensor
+
+
+class Direction(str, enum.Enum):
+    MAXIMIZE = "maximize"
+    MINIMIZE = "minimize"
+
+    @property
+    def sign(self) -> float:
+        """+1 when larger is better: ``sign * value`` is always a reward."""
+        return 1.0 if self is Direction.MAXIMIZE else -1.0
+
+    def better(self, a: float, b: float) -> bool:
+        return a > b if self is Direction.MAXIMIZE else a < b
+
+
+class RunStatus(str, enum.Enum):
+    FINISHED = "FINISHED"
+    FAILED = "FAILED"
+    KILLED = "KILLED"
+
+
+class OnError(str, enum.Enum):
+    """What the loop does when an objective raises or returns NaN/inf."""
+
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass
+class Evaluation:
+    """What a task returns for one configuration."""
+
+    value: float
+    true_value: float | None = None
+    cost: float = 1.0
+    metrics: dict[str, float] = field(default_factory=dict)
+    optimum: float | None = None  # round-specific f* for time-varying tasks
+
+
+@dataclass
+class Suggestion:
+    """A point an ask/tell algorithm proposes; ``observe=False`` means do not pay to observe it."""
+
+    config: dict[str, Any]
+    x: Tensor
+    observe: bool = True
+    info: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Failure:
+    """An evaluation that raised or produced a non-finite value."""
+
+    error: str
+
+
+@dataclass
+class Record:
+    """One round of the loop, whatever algorithm produced it."""
+
+    round: int
+    config: dict[str, Any]
+    value: float | None
+    queried: bool = True
+    cost: float = 0.0
+    true_value: float | None = None
+    optimum: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    failed: bool = False
+    error: str | None = None
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+@dataclass
+class RegretBook:
+    """Running best value, regret and cost; turns a Record into the per-step metrics the loop logs."""
+
+    direction: Direction
+    optimum: float | None
+    best_value: float | None = None
+    best_config: dict[str, Any] | None = None
+    cumulative_regret: float = 0.0
+    simple_regret: float = math.inf
+    query_cost: float = 0.0
+    n_failed: int = 0
+
+    def add(self, record: Record) -> dict[str, float]:
+        """Update the book with ``record`` and return its metrics (step = record.round)."""
+        self.query_cost += record.cost
+        out: dict[str, float] = {"query_cost": self.query_cost, "queried": float(record.queried)}
+        if record.failed:
+            self.n_failed += 1
+        out["failed"] = float(self.n_failed)
+        if record.queried and _finite(record.value):
+            out["value"] = float(record.value)  # type: ignore[arg-type]
+            if self.best_value is None or self.direction.better(record.value, self.best_value):  # type: ignore[arg-type]
+                self.best_value, self.best_config = float(record.value), dict(record.config)  # type: ignore[arg-type]
+        if self.best_value is not None:
+            out["best_value"] = self.best_value
+        f_star = record.optimum if record.optimum is not None else self.optimum
+        truth = record.true_value if record.true_value is not None else record.value
+        if f_star is not None and _finite(truth):
+            r = abs(f_star - truth)  # type: ignore[operator]
+            self.cumulative_regret += r
+            self.simple_regret = min(self.simple_regret, r)
+            out.update(regret=r, cumulative_regret=self.cumulative_regret, simple_regret=self.simple_regret)
+        if record.true_value is not None:
+            out["true_value"] = float(record.true_value)
+        for key, val in record.metrics.items():
+            if isinstance(val, (int, float)) and math.isfinite(val):
+                out[key] = float(val)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        s: dict[str, Any] = {"best_value": self.best_value, "best_config": self.best_config,
+                             "query_cost": self.query_cost, "failed": self.n_failed}
+        if self.optimum is not None or math.isfinite(self.simple_regret):
+            s.update(cumulative_regret=self.cumulative_regret,
+                     simple_regret=self.simple_regret if math.isfinite(self.simple_regret) else None)
+        return s

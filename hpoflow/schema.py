@@ -1,0 +1,57 @@
+"""Structured config schema: every registered component's dataclass becomes a Hydra group option.
+
+Composing the config then type-checks every override (``algo.beta=abc`` fails before any work),
+and rejects unknown keys. Only dataclasses are imported here: no torch, gpytorch or mlflow.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from hpoflow.hardware import HardwareConfig
+
+
+@dataclass
+class BudgetConfig:
+    rounds: int = 30
+    cost: Optional[float] = None  # stop once cumulative query cost reaches this
+
+
+@dataclass
+class TrackingConfig:
+    name: str = "mlflow"
+    enabled: bool = True
+    uri: Optional[str] = None         # default: sqlite:///<cwd>/outputs/mlflow.db
+    experiment: Optional[str] = None  # default: the task name
+    run_name: Optional[str] = None    # default: <algo>-<task>-s<seed>
+    flush_every: int = 25             # rounds between batched metric writes
+    artifacts: bool = True            # config, trajectory CSV, regret plot
+
+
+@dataclass
+class RootConfig:
+    algo: Any = None
+    surrogate: Any = None
+    task: Any = None
+    hardware: Any = None
+    tracking: Any = None
+    seed: int = 0
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    on_error: str = "fail"  # fail | skip
+
+
+def register_configs() -> None:
+    """Store the root schema and one option per registered component in Hydra's ConfigStore."""
+    from hydra.core.config_store import ConfigStore
+
+    from hpoflow import registry
+
+    cs = ConfigStore.instance()
+    cs.store(name="root_schema", node=RootConfig)
+    for kind, group in registry.GROUP_OF_KIND.items():
+        for entry in registry.entries(kind):
+            cs.store(group=group, name=entry.name, node=entry.make_config())
+    for name, device in (("cpu", "cpu"), ("cuda", "cuda"), ("auto", "auto")):
+        cs.store(group="hardware", name=name, node=HardwareConfig(name=name, device=device))
+    cs.store(group="tracking", name="mlflow", node=TrackingConfig())
+    cs.store(group="tracking", name="off", node=TrackingConfig(name="off", enabled=False))

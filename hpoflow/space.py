@@ -1,0 +1,182 @@
+"""Search spaces: ordered, typed hyperparameters and their map to the unit cube.
+
+Every algorithm works on ``[0, 1]^d``; the space decodes a point back to a configuration.
+Categorical and boolean parameters use equal-width bins (paper 004, Appendix D.2), integers
+are rounded after the (optionally logarithmic) affine map.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import torch
+from torch import Tensor
+
+
+class SpaceError(ValueError):
+    """A parameter definition is invalid (bad bounds, empty choices, ...)."""
+
+
+@dataclass(frozen=True)
+class Float:
+    """Real parameter in ``[low, high]``, linear or logarithmic."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise SpaceError(f"parameter '{self.name}': low={self.low} must be < high={self.high}")
+        if self.log and self.low <= 0:
+            raise SpaceError(f"parameter '{self.name}': log scale needs low > 0, got low={self.low}")
+
+    def decode(self, u: float) -> float:
+        if self.log:
+            return math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        return self.low + u * (self.high - self.low)
+
+    def encode(self, value: Any) -> float:
+        v = float(value)
+        if self.log:
+            return (math.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        return (v - self.low) / (self.high - self.low)
+
+    def grid(self, k: int) -> list[float]:
+        return [(i + 0.5) / k for i in range(k)] if k > 1 else [0.5]
+
+
+@dataclass(frozen=True)
+class Int:
+    """Integer parameter in ``[low, high]`` (both inclusive), linear or logarithmic."""
+
+    name: str
+    low: int
+    high: int
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise SpaceError(f"parameter '{self.name}': low={self.low} must be < high={self.high}")
+        if self.log and self.low <= 0:
+            raise SpaceError(f"parameter '{self.name}': log scale needs low > 0, got low={self.low}")
+
+    @property
+    def cardinality(self) -> int:
+        return self.high - self.low + 1
+
+    def decode(self, u: float) -> int:
+        # Equal-width bins so every integer owns the same share of the cube (linear scale).
+        if self.log:
+            lo, hi = math.log(self.low - 0.5 if self.low > 0.5 else self.low), math.log(self.high + 0.5)
+            return int(min(self.high, max(self.low, round(math.exp(lo + u * (hi - lo))))))
+        return int(min(self.high, self.low + math.floor(u * self.cardinality)))
+
+    def encode(self, value: Any) -> float:
+        v = int(value)
+        if self.log:
+            lo, hi = math.log(self.low - 0.5 if self.low > 0.5 else self.low), math.log(self.high + 0.5)
+            return min(1.0, max(0.0, (math.log(v) - lo) / (hi - lo)))
+        return (v - self.low + 0.5) / self.cardinality
+
+    def grid(self, k: int) -> list[float]:
+        k = min(k, self.cardinality)
+        values = sorted({self.low + round(i * (self.high - self.low) / max(k - 1, 1)) for i in range(k)})
+        return [self.encode(v) for v in values]
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """Choice among a finite list, one equal-width bin of ``[0, 1]`` per choice."""
+
+    name: str
+    choices: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.choices) < 1:
+            raise SpaceError(f"parameter '{self.name}': choices must not be empty")
+
+    @property
+    def cardinality(self) -> int:
+        return len(self.choices)
+
+    def decode(self, u: float) -> Any:
+        return self.choices[min(len(self.choices) - 1, max(0, math.floor(u * len(self.choices))))]
+
+    def encode(self, value: Any) -> float:
+        if value not in self.choices:
+            raise SpaceError(f"parameter '{self.name}': {value!r} is not one of {list(self.choices)}")
+        return (self.choices.index(value) + 0.5) / len(self.choices)
+
+    def grid(self, k: int) -> list[float]:
+        return [(i + 0.5) / len(self.choices) for i in range(len(self.choices))]
+
+
+def Bool(name: str) -> Categorical:  # noqa: N802 - reads like the other parameter types
+    """Boolean parameter: ``[0, 0.5)`` is True, ``[0.5, 1]`` is False (paper 004, D.2)."""
+    return Categorical(name, (True, False))
+
+
+Parameter = Float | Int | Categorical
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """Ordered hyperparameters; points of ``[0, 1]^d`` map to configurations and back."""
+
+    parameters: tuple[Parameter, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        names = [p.name for p in self.parameters]
+        if len(set(names)) != len(names):
+            raise SpaceError(f"duplicate parameter names in {names}")
+        if not names:
+            raise SpaceError("a search space needs at least one parameter")
+
+    @classmethod
+    def of(cls, *parameters: Parameter) -> SearchSpace:
+        return cls(tuple(parameters))
+
+    @property
+    def dim(self) -> int:
+        return len(self.parameters)
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+    def decode(self, u: Tensor | Sequence[float]) -> dict[str, Any]:
+        """Map one point ``u`` (shape ``d``) of the unit cube to a configuration."""
+        values = [float(v) for v in (u.tolist() if isinstance(u, Tensor) else u)]
+        if len(values) != self.dim:
+            raise SpaceError(f"point has {len(values)} coordinates, space has {self.dim}")
+        return {p.name: p.decode(min(1.0, max(0.0, v))) for p, v in zip(self.parameters, values)}
+
+    def encode(self, config: dict[str, Any], dtype: torch.dtype = torch.float64) -> Tensor:
+        """Map a configuration to the centre of its cell in the unit cube (shape ``d``)."""
+        missing = [n for n in self.names if n not in config]
+        if missing:
+            raise SpaceError(f"configuration lacks parameters {missing}")
+        return torch.tensor([p.encode(config[p.name]) for p in self.parameters], dtype=dtype)
+
+    def sample(self, n: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> Tensor:
+        """``n`` uniform points of the unit cube, shape ``n x d``."""
+        return torch.rand(n, self.dim, generator=generator, dtype=dtype)
+
+    def finite_size(self) -> int | None:
+        """Number of distinct configurations if every parameter is discrete, else None."""
+        if any(isinstance(p, Float) for p in self.parameters):
+            return None
+        return math.prod(p.cardinality for p in self.parameters)  # type: ignore[union-attr]
+
+    def grid(self, points_per_dim: int, dtype: torch.dtype = torch.float64) -> Tensor:
+        """Full factorial grid of cell centres, shape ``m x d`` (discrete parameters use their values)."""
+        axes = [p.grid(points_per_dim) for p in self.parameters]
+        return torch.tensor(list(itertools.product(*axes)), dtype=dtype)
+
+    def snap(self, u: Tensor) -> Tensor:
+        """Round points to the centre of their configuration cell (shape ``n x d``)."""
+        return torch.stack([self.encode(self.decode(row), dtype=u.dtype) for row in u])

@@ -1,0 +1,37 @@
+"""Config dataclasses of the surrogates (no torch import)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KERNELS = ("matern12", "matern32", "matern52", "rbf")
+
+
+@dataclass(frozen=True)
+class GPConfig:
+    """Exact GP: kernel, how hyperparameters are set, and how often they are refitted."""
+
+    name: str = "gp"
+    kernel: str = "matern52"         # matern12 | matern32 | matern52 | rbf
+    ard: bool = True
+    fit: str = "mll"                 # mll (type-II maximum likelihood with priors) | fixed
+    lengthscale: float = 0.2         # initial (mll) or fixed value, on the unit cube
+    noise: float = 1e-3              # initial (mll) or fixed noise variance of standardised outputs
+    outputscale: float = 1.0         # initial or fixed signal variance of standardised outputs
+    learn_outputscale: bool = False  # standardised outputs make a unit signal variance a good default
+    min_noise: float = 1e-6
+    max_iter: int = 100
+    refit_every: int = 1             # refit hyperparameters every k updates; otherwise rank-one Cholesky update
+    standardize: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kernel not in KERNELS:
+            raise ValueError(f"surrogate.kernel='{self.kernel}' is unknown; allowed: {', '.join(KERNELS)}")
+        if self.fit not in ("mll", "fixed"):
+            raise ValueError(f"surrogate.fit='{self.fit}' is unknown; allowed: mll, fixed")
+        for key in ("lengthscale", "noise", "outputscale", "min_noise"):
+            if getattr(self, key) <= 0:
+                raise ValueError(f"surrogate.{key}={getattr(self, key)} must be > 0")
+        if self.refit_every < 1:
+            raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 1")
+        if self.max_iter < 1:
+            raise ValueError(f"surrogate.max_iter={self.max_iter} must be >= 1")

@@ -1,0 +1,252 @@
+"""Exact GP surrogate on gpytorch: ARD Matérn/RBF kernels, marginal-likelihood fitting, cheap updates.
+
+gpytorch supplies the kernels, priors, constraints and the marginal likelihood. The predictive
+equations are written out over our own Cholesky factor because gpytorch's prediction cache cannot be
+extended by a rank-one update, and its per-call overhead dominates when an acquisition optimiser
+calls the posterior hundreds of times per round.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import torch
+from scipy.optimize import minimize
+from torch import Tensor
+
+import gpytorch
+from gpytorch.constraints import GreaterThan, Interval
+from gpytorch.priors import LogNormalPrior
+from linear_operator.utils.warnings import NumericalWarning
+
+from hpoflow.surrogates.configs import GPConfig
+
+def make_kernel(name: str, dim: int, ard: bool) -> gpytorch.kernels.Kernel:
+    """A stationary kernel with BoTorch's dimension-scaled log-normal lengthscale prior."""
+    ard_dims = dim if ard else None
+    prior = LogNormalPrior(loc=math.sqrt(2) + math.log(dim) / 2, scale=math.sqrt(3))
+    constraint = GreaterThan(2.5e-2, transform=None, initial_value=0.2)
+    if name == "rbf":
+        return gpytorch.kernels.RBFKernel(ard_num_dims=ard_dims, lengthscale_prior=prior,
+                                          lengthscale_constraint=constraint)
+    nu = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}[name]
+    return gpytorch.kernels.MaternKernel(nu=nu, ard_num_dims=ard_dims, lengthscale_prior=prior,
+                                         lengthscale_constraint=constraint)
+
+
+class _ExactGPModel(gpytorch.models.ExactGP):
+    def __init__(self, X: Tensor, y: Tensor, likelihood: gpytorch.likelihoods.Likelihood,
+                 covar: gpytorch.kernels.Kernel) -> None:
+        super().__init__(X, y, likelihood)
+        self.mean_module = gpytorch.means.ZeroMean()
+        self.covar_module = covar
+
+    def forward(self, x: Tensor) -> gpytorch.distributions.MultivariateNormal:
+        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+
+class ExactGP:
+    """Exact GP regression on the unit cube with standardised outputs.
+
+    ``fit`` (re)sets the data and fits hyperparameters; ``update`` appends points and either refits
+    (every ``refit_every`` updates, warm-started) or extends the Cholesky factor in O(n^2).
+    ``posterior`` returns the latent mean and variance in the original output units; it is
+    differentiable in its input so acquisition functions can be optimised by gradient.
+    """
+
+    def __init__(self, dim: int, config: GPConfig | None = None, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str = "cpu") -> None:
+        self.config = config or GPConfig()
+        self.dim, self.dtype, self.device = dim, dtype, torch.device(device)
+        self.X = torch.empty(0, dim, dtype=dtype, device=self.device)
+        self.y = torch.empty(0, dtype=dtype, device=self.device)
+        self._updates_since_fit = 0
+        self._build()
+
+    # -- model construction -------------------------------------------------------------------
+    def _build(self) -> None:
+        c = self.config
+        base = make_kernel(c.kernel, self.dim, c.ard)
+        kernel = gpytorch.kernels.ScaleKernel(base, outputscale_constraint=Interval(0.01, 100.0))
+        likelihood = gpytorch.likelihoods.GaussianLikelihood(
+            noise_prior=LogNormalPrior(loc=-4.0, scale=1.0) if c.fit == "mll" else None,
+            noise_constraint=GreaterThan(c.min_noise, transform=None, initial_value=max(c.noise, 2 * c.min_noise)))
+        dummy_x = torch.zeros(1, self.dim, dtype=self.dtype)
+        self.model = _ExactGPModel(dummy_x, torch.zeros(1, dtype=self.dtype), likelihood, kernel)
+        self.model.to(device=self.device, dtype=self.dtype)
+        base.lengthscale = torch.full_like(base.lengthscale, c.lengthscale)
+        kernel.outputscale = c.outputscale
+        kernel.raw_outputscale.requires_grad_(c.learn_outputscale)
+        likelihood.noise = max(c.noise, 2 * c.min_noise)
+        for p in self.model.parameters():
+            p.requires_grad_(False)  # only the marginal-likelihood fit differentiates in them
+        self._base_kernel = base
+
+    @property
+    def kernel(self) -> gpytorch.kernels.Kernel:
+        return self.model.covar_module
+
+    @property
+    def outputscale(self) -> float:
+        return float(self.model.covar_module.outputscale)
+
+    @property
+    def noise(self) -> float:
+        return float(self.model.likelihood.noise)
+
+    @property
+    def lengthscale(self) -> Tensor:
+        return self._base_kernel.lengthscale.detach().reshape(-1)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    # -- data ---------------------------------------------------------------------------------
+    def fit(self, X: Tensor, y: Tensor) -> None:
+        """Replace the data by ``X`` (``n x d``) and ``y`` (``n``) and fit the hyperparameters."""
+        self.X = X.detach().to(self.device, self.dtype).reshape(-1, self.dim)
+        self.y = y.detach().to(self.device, self.dtype).reshape(-1)
+        self._standardise()
+        if self.config.fit == "mll" and self.n >= 2:
+            self._fit_hyperparameters()
+        self._factorise()
+        self._updates_since_fit = 0
+
+    def update(self, x: Tensor, y: Tensor) -> None:
+        """Append points ``x`` (``k x d``) with values ``y`` (``k``)."""
+        x = x.detach().to(self.device, self.dtype).reshape(-1, self.dim)
+        y = y.detach().to(self.device, self.dtype).reshape(-1)
+        self._updates_since_fit += 1
+        if self.n == 0 or (self.config.fit == "mll" and self._updates_since_fit >= self.config.refit_every):
+            self.fit(torch.cat([self.X, x]), torch.cat([self.y, y]))
+            return
+        for xi, yi in zip(x, y):
+            self._extend(xi, yi)
+
+    def _standardise(self) -> None:
+        if self.config.standardize and self.n >= 2:
+            self.y_mean, self.y_std = self.y.mean(), self.y.std().clamp_min(1e-9)
+        elif self.config.standardize and self.n == 1:
+            self.y_mean, self.y_std = self.y.mean(), torch.ones((), dtype=self.dtype, device=self.device)
+        else:
+            self.y_mean = torch.zeros((), dtype=self.dtype, device=self.device)
+            self.y_std = torch.ones((), dtype=self.dtype, device=self.device)
+        self.z = (self.y - self.y_mean) / self.y_std
+
+    # -- hyperparameters ----------------------------------------------------------------------
+    def _fit_hyperparameters(self) -> None:
+        """Maximise the marginal likelihood (plus priors) with scipy's L-BFGS-B, warm-started."""
+        model, likelihood = self.model, self.model.likelihood
+        model.set_train_data(self.X, self.z, strict=False)
+        model.train()
+        mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
+        params = [p for name, p in model.named_parameters()
+                  if self.config.learn_outputscale or not name.endswith("raw_outputscale")]
+        for p in params:
+            p.requires_grad_(True)
+        shapes = [p.shape for p in params]
+        x0 = torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
+
+        def assign(vec: np.ndarray) -> None:
+            offset = 0
+            for p, shape in zip(params, shapes):
+                size = int(np.prod(shape)) if len(shape) else 1
+                p.data.copy_(torch.as_tensor(vec[offset:offset + size], dtype=p.dtype).reshape(shape))
+                offset += size
+
+        def objective(vec: np.ndarray) -> tuple[float, np.ndarray]:
+            assign(vec)
+            for p in params:
+                p.grad = None
+            with gpytorch.settings.fast_computations(False, False, False):
+                loss = -mll(model(self.X), self.z)
+            loss.backward()
+            grad = torch.cat([p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
+                              for p in params])
+            return float(loss.detach()), grad.cpu().numpy().astype(np.float64)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumericalWarning)
+            best = self._minimise(objective, x0)
+        assign(best[1])
+        for p in params:
+            p.requires_grad_(False)  # the posterior differentiates in X only
+        model.eval()
+
+    def _minimise(self, objective, x0: np.ndarray) -> tuple[float, np.ndarray]:
+        best = (objective(x0)[0], x0)
+        try:
+            res = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": self.config.max_iter})
+            if np.isfinite(res.fun) and res.fun <= best[0]:
+                best = (float(res.fun), res.x)
+        except (RuntimeError, ValueError, np.linalg.LinAlgError, gpytorch.utils.errors.NotPSDError):
+            pass  # keep the warm start: an ill-conditioned step must not abort the optimisation run
+        return best
+
+    # -- factorisation and posterior ----------------------------------------------------------
+    def _k(self, A: Tensor, B: Tensor) -> Tensor:
+        return self.kernel(A, B).to_dense()
+
+    def _factorise(self) -> None:
+        with torch.no_grad():
+            K = self._k(self.X, self.X) + self.noise * torch.eye(self.n, dtype=self.dtype, device=self.device)
+            self.L = _robust_cholesky(K)
+            self.alpha = torch.cholesky_solve(self.z.unsqueeze(-1), self.L).squeeze(-1)
+
+    def _extend(self, x: Tensor, y: Tensor) -> None:
+        """Rank-one extension of the Cholesky factor by one observation, O(n^2)."""
+        with torch.no_grad():
+            k = self._k(self.X, x.unsqueeze(0)).squeeze(-1)
+            kss = self._k(x.unsqueeze(0), x.unsqueeze(0)).reshape(()) + self.noise
+            l12 = torch.linalg.solve_triangular(self.L, k.unsqueeze(-1), upper=False).squeeze(-1)
+            d = torch.sqrt(torch.clamp(kss - l12 @ l12, min=1e-12))
+            n = self.n
+            L = torch.zeros(n + 1, n + 1, dtype=self.dtype, device=self.device)
+            L[:n, :n], L[n, :n], L[n, n] = self.L, l12, d
+            self.L = L
+            self.X = torch.cat([self.X, x.unsqueeze(0)])
+            self.y = torch.cat([self.y, y.reshape(1)])
+            self.z = (self.y - self.y_mean) / self.y_std
+            self.alpha = torch.cholesky_solve(self.z.unsqueeze(-1), self.L).squeeze(-1)
+
+    def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
+        """Latent mean and variance at ``X`` (``m x d``), each of shape ``m``.
+
+        Args:
+            X: points of the unit cube.
+            standardized: return values in standardised output units instead of the original ones.
+        """
+        X = X.to(self.device, self.dtype).reshape(-1, self.dim)
+        if self.n == 0:
+            mean = torch.zeros(X.shape[0], dtype=self.dtype, device=self.device)
+            var = torch.full_like(mean, self.outputscale)
+        else:
+            Kxs = self._k(X, self.X)
+            mean = Kxs @ self.alpha
+            v = torch.linalg.solve_triangular(self.L, Kxs.transpose(-1, -2), upper=False)
+            var = (self.outputscale - (v * v).sum(0)).clamp_min(1e-12)
+        if standardized:
+            return mean, var
+        return mean * self.y_std + self.y_mean, var * self.y_std**2
+
+    def standardize(self, y: Tensor) -> Tensor:
+        return (y - self.y_mean) / self.y_std
+
+
+def _robust_cholesky(K: Tensor, max_tries: int = 6) -> Tensor:
+    """Cholesky with growing diagonal jitter (float64 rarely needs it; float32 sometimes does)."""
+    jitter = 0.0
+    eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    for attempt in range(max_tries):
+        L, info = torch.linalg.cholesky_ex(K + jitter * eye)
+        if int(info) == 0:
+            return L
+        jitter = 1e-8 * 10**attempt if jitter == 0 else jitter * 10
+    raise gpytorch.utils.errors.NotPSDError(f"kernel matrix not positive definite even with jitter {jitter:.1e}")
+
+
+def build(config: GPConfig, dim: int, dtype: torch.dtype, device: torch.device) -> ExactGP:
+    """Registry factory."""
+    return ExactGP(dim, config, dtype, device)

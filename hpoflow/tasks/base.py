@@ -1,0 +1,55 @@
+"""The Task contract: a search space, a direction, and an ``evaluate`` that returns an Evaluation."""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any
+
+import torch
+
+from hpoflow.records import Direction, Evaluation
+from hpoflow.space import SearchSpace
+
+
+class Task(ABC):
+    """An objective to optimise.
+
+    Attributes:
+        name: registry name, used for tags and the default experiment name.
+        space: the hyperparameters.
+        direction: whether larger or smaller values are better.
+        optimum: the known optimal value f*, or None (reports then use the best value seen).
+        bound: a known bound on f* (e.g. accuracy <= 1) used for run-time regret when f* is unknown.
+        candidates: a finite set of encoded points (``m x d``) when the domain is a finite set.
+    """
+
+    name: str = "task"
+    space: SearchSpace
+    direction: Direction = Direction.MINIMIZE
+    optimum: float | None = None
+    bound: float | None = None
+    candidates: torch.Tensor | None = None
+
+    @abstractmethod
+    def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
+        """Evaluate ``config`` at loop round ``round``.
+
+        With ``observe=False`` the task must not charge cost nor reveal a noisy value (value is NaN);
+        it may still report ``true_value`` so that regret can be charged.
+
+        Raises:
+            Exception: any error of the objective; the loop applies its ``on_error`` policy.
+        """
+
+    @property
+    def regret_reference(self) -> float | None:
+        """f* if known, else the bound, for run-time regret."""
+        return self.optimum if self.optimum is not None else self.bound
+
+    def close(self) -> None:
+        """Release resources (files, pools). Default: nothing."""
+
+
+def unobserved(true_value: float | None = None, **metrics: float) -> Evaluation:
+    """The Evaluation of a round the algorithm chose not to pay for."""
+    return Evaluation(value=math.nan, true_value=true_value, cost=0.0, metrics=dict(metrics))

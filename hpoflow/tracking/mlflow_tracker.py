@@ -1,0 +1,150 @@
+"""MLflow tracker: one run per (algorithm, task, seed); metrics buffered and written with log_batch."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hpoflow.records import Record, RunStatus
+from hpoflow.tracking.params import to_mlflow_params
+from hpoflow.tracking.store import artifact_location, get_or_create_experiment, make_client
+
+MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch call
+MAX_PARAMS = 100  # ... and on params per call
+
+
+class MlflowTracker:
+    """Write a run to MLflow through ``MlflowClient``.
+
+    Metrics are buffered and flushed every ``flush_every`` rounds, after ``flush_seconds``, and in
+    ``finish``, which also writes the config, the trajectory CSV and the regret plot, then sets the status.
+    """
+
+    def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 25,
+                 flush_seconds: float = 10.0, artifacts: bool = True, run_id: str | None = None) -> None:
+        self.uri, self.experiment, self.run_name = uri, experiment, run_name
+        self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
+        self.client = make_client(uri)
+        self.run_id: str | None = run_id
+        self._buffer: list[Any] = []
+        self._rows: list[dict[str, Any]] = []
+        self._rounds_since_flush = 0
+        self._last_flush = time.monotonic()
+        self._config_text = ""
+        self._finished = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
+        self._config_text = config_text
+        if self.run_id is not None:  # resuming an existing run
+            self.client.update_run(self.run_id, status="RUNNING")
+            return
+        exp_id = get_or_create_experiment(self.client, self.experiment, artifact_location(self.uri))
+        run = self.client.create_run(exp_id, tags={k: str(v) for k, v in tags.items()}, run_name=self.run_name)
+        self.run_id = run.info.run_id
+        from mlflow.entities import Param
+
+        items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
+        for i in range(0, len(items), MAX_PARAMS):
+            self.client.log_batch(self.run_id, params=items[i:i + MAX_PARAMS])
+
+    def log(self, record: Record, metrics: dict[str, float]) -> None:
+        from mlflow.entities import Metric
+
+        ts = int(time.time() * 1000)
+        self._buffer.extend(Metric(k, float(v), ts, record.round) for k, v in metrics.items())
+        row: dict[str, Any] = {"round": record.round, **{f"param.{k}": v for k, v in record.config.items()}}
+        row.update({k: metrics.get(k) for k in ("value", "best_value", "regret", "cumulative_regret",
+                                                 "simple_regret", "query_cost", "wall_time")})
+        row["queried"], row["failed"] = record.queried, record.failed
+        self._rows.append(row)
+        self._rounds_since_flush += 1
+        if (self._rounds_since_flush >= self.flush_every or len(self._buffer) >= MAX_BATCH
+                or time.monotonic() - self._last_flush >= self.flush_seconds):
+            self.flush()
+
+    def flush(self) -> None:
+        if self.run_id is None:
+            return
+        while self._buffer:
+            batch, self._buffer = self._buffer[:MAX_BATCH], self._buffer[MAX_BATCH:]
+            self.client.log_batch(self.run_id, metrics=batch)
+        self._rounds_since_flush = 0
+        self._last_flush = time.monotonic()
+
+    def finish(self, status: RunStatus, summary: dict[str, Any], error: str | None = None) -> None:
+        if self.run_id is None or self._finished:
+            return
+        self._finished = True
+        try:
+            self.flush()
+            if error:
+                self.client.set_tag(self.run_id, "error", error[:5000])
+            for key in ("best_value", "cumulative_regret", "simple_regret"):
+                if isinstance(summary.get(key), (int, float)):
+                    self.client.set_tag(self.run_id, f"final.{key}", repr(summary[key]))
+            if self.artifacts:
+                self._write_artifacts(summary)
+        finally:
+            self.client.set_terminated(self.run_id, status=status.value)
+
+    # -- artifacts ----------------------------------------------------------------------------
+    def _write_artifacts(self, summary: dict[str, Any]) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            if self._config_text:
+                (folder / "config.yaml").write_text(self._config_text)
+            (folder / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+            if self._rows:
+                write_trajectory(self._rows, folder / "trajectory.csv")
+                plot_path = plot_trajectory(self._rows, folder / "regret.png")
+                if plot_path is not None:
+                    self.client.log_artifact(self.run_id, str(plot_path))
+                self.client.log_artifact(self.run_id, str(folder / "trajectory.csv"))
+            for name in ("config.yaml", "summary.json"):
+                if (folder / name).exists():
+                    self.client.log_artifact(self.run_id, str(folder / name))
+
+
+def write_trajectory(rows: list[dict[str, Any]], path: Path) -> None:
+    keys: list[str] = []
+    for row in rows:
+        keys.extend(k for k in row if k not in keys)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_trajectory(rows: list[dict[str, Any]], path: Path) -> Path | None:
+    """Cumulative and simple regret per round (or the best value when regret is unknown)."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rounds = [r["round"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    if any(r.get("cumulative_regret") is not None for r in rows):
+        axes[0].plot(rounds, [r.get("cumulative_regret") for r in rows])
+        axes[0].set_ylabel("cumulative regret")
+        axes[1].plot(rounds, [r.get("simple_regret") for r in rows])
+        axes[1].set_ylabel("simple regret")
+        axes[1].set_yscale("symlog", linthresh=1e-3)
+    else:
+        axes[0].plot(rounds, [r.get("value") for r in rows], ".")
+        axes[0].set_ylabel("value")
+        axes[1].plot(rounds, [r.get("best_value") for r in rows])
+        axes[1].set_ylabel("best value")
+    for ax in axes:
+        ax.set_xlabel("round")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
