@@ -30,6 +30,8 @@ class Entry:
         config: the frozen dataclass holding the component's settings.
         defaults: field values that differ from the dataclass defaults for this name.
         description: one line for ``--help`` and the README.
+        smoke: CLI overrides for the registry-wide smoke/contract tests, e.g. ``("task=ridge",)`` for an
+            algorithm that needs a differentiable task (default: runs on ``task=branin``).
     """
 
     kind: str
@@ -38,6 +40,7 @@ class Entry:
     config: type
     defaults: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    smoke: tuple[str, ...] = ()
 
     def load(self) -> Callable[..., Any]:
         if not isinstance(self.target, str):
@@ -54,11 +57,11 @@ _PLUGINS_LOADED = False
 
 
 def register(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "",
-             **defaults: Any) -> Entry:
-    """Add (or replace) a component under ``name``."""
+             smoke: tuple[str, ...] = (), **defaults: Any) -> Entry:
+    """Add (or replace) a component under ``name``; ``defaults`` override the config dataclass's defaults."""
     if kind not in KINDS:
         raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
-    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description)
+    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke))
     _REGISTRY[kind][name] = entry
     return entry
 
