@@ -168,13 +168,14 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
 
         uri = s.tracking.uri or default_uri()
         tags = tags_for(s, sweep_id, resolved.description)
+        tags["direction"] = task.direction.value
+        tags["regret_reference"] = ("optimum" if task.optimum is not None
+                                    else "bound" if task.bound is not None else "none")
         experiment = s.tracking.experiment or tags["task"]
         run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
         tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
                                 artifacts=s.tracking.artifacts)
         tracker.start(s.raw, tags, config_text)
-        tracker.client.set_tag(tracker.run_id, "regret_reference",
-                               "optimum" if task.optimum is not None else ("bound" if task.bound is not None else "none"))
     result = run(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error)
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
