@@ -128,8 +128,9 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str) -> dict[str, str]:
-    tags = {"algo": str(s.raw["algo"].get("name", s.algo_target)), "task": str(s.raw["task"].get("name", s.task_target)),
+def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: str) -> dict[str, str]:
+    algo = s.raw["algo"].get("name") or str(s.algo_target).replace(":", ".").rsplit(".", 1)[-1]
+    tags = {"algo": str(algo), "task": str(s.raw["task"].get("name") or task_name),
             "surrogate": str(s.raw.get("surrogate", {}).get("name")), "hardware": hardware_desc,
             "seed": str(s.seed), "git_commit": _git_commit()}
     if sweep_id:
@@ -167,7 +168,7 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         from hpoflow.tracking.store import default_uri
 
         uri = s.tracking.uri or default_uri()
-        tags = tags_for(s, sweep_id, resolved.description)
+        tags = tags_for(s, sweep_id, resolved.description, task.name)
         tags["direction"] = task.direction.value
         tags["regret_reference"] = ("optimum" if task.optimum is not None
                                     else "bound" if task.bound is not None else "none")

@@ -71,3 +71,17 @@ def test_multirun_sweep_lands_in_one_store_and_report_summarises_it(run_cli, sto
 def test_tracking_disabled_runs_without_mlflow_store(run_cli, tmp_path):
     proc = run_cli("task=branin", "algo=random", "budget.rounds=3", "tracking=off")
     assert "best value" in proc.stdout and not (tmp_path / "outputs" / "mlflow.db").exists()
+
+
+def test_user_components_from_own_config_dir_with_target(run_cli, store):
+    from tests.conftest import REPO, cli_env
+
+    env = cli_env()
+    env["PYTHONPATH"] = f"{REPO / 'examples' / 'plugin'}:{env['PYTHONPATH']}"
+    plugin_conf = REPO / "examples" / "plugin" / "conf"
+    proc = run_cli("--config-dir", str(plugin_conf), "task=quadratic", "algo=coordinate", "budget.rounds=8",
+                   f"tracking.uri={store}", env=env)
+    assert "best value" in proc.stdout
+    (run,) = mlflow_runs(store, "quadratic")
+    assert run.info.status == "FINISHED" and run.data.params["algo.step"] == "0.2"
+    assert run.data.metrics["simple_regret"] < 3 * 1.3**2
