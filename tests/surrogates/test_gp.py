@@ -68,3 +68,17 @@ def test_posterior_is_differentiable_in_inputs_only():
     (m + v).sum().backward()
     assert x.grad is not None and torch.isfinite(x.grad).all()
     assert all(not p.requires_grad for p in gp.model.parameters())
+
+
+def test_auto_refit_schedule_refits_on_growth_or_surprise_only():
+    X, y = _data(60)
+    gp = ExactGP(2)  # refit_every=0: auto
+    gp.fit(X[:40], y[:40])
+    ls = gp.lengthscale.clone()
+    for i in range(40, 43):  # 3 ordinary points: growth < 10%, residuals small -> no refit
+        gp.update(X[i:i + 1], y[i:i + 1])
+    assert gp._n_at_fit == 40 and gp.n == 43 and torch.equal(gp.lengthscale, ls)
+    gp.update(X[43:44], y[43:44])  # n = 44 = 1.1 * 40: growth triggers a refit
+    assert gp._n_at_fit == 44
+    gp.update(X[44:45], y[44:45] + 50.0)  # a wild observation forces a refit
+    assert gp._n_at_fit == 45
