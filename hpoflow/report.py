@@ -100,9 +100,9 @@ def load_curves(uri: str, experiment: str | None = None, sweep_id: str | None = 
             f"{k.removeprefix(TASK_PARAM_PREFIX)}={v}" for k, v in sorted(run.data.params.items())
             if k.startswith(TASK_PARAM_PREFIX) and k not in IGNORED_TASK_PARAMS and k != "task.noise_std")
         reference = run.data.tags.get("regret_reference", "none")
-        values = _history(client, run.info.run_id, "true_value", rounds)
-        if np.all(np.isnan(values)):
-            values = _history(client, run.info.run_id, "value", rounds)
+        values = _history(client, run.info.run_id, "value", rounds)
+        truth = _history(client, run.info.run_id, "true_value", rounds)  # logged only where it differs
+        values = np.where(np.isnan(truth), values, truth)
         regret = _history(client, run.info.run_id, "regret", rounds) if reference == "optimum" else None
         cost = _history(client, run.info.run_id, "query_cost", rounds)
         curves.append(RunCurve(run.info.run_id, run.data.tags.get("algo", "?"), task_key,
