@@ -98,7 +98,7 @@ def load_curves(uri: str, experiment: str | None = None, sweep_id: str | None = 
             continue
         task_key = (run.data.tags.get("task", "?"),) + tuple(
             f"{k.removeprefix(TASK_PARAM_PREFIX)}={v}" for k, v in sorted(run.data.params.items())
-            if k.startswith(TASK_PARAM_PREFIX) and k not in IGNORED_TASK_PARAMS and k != "task.noise_std")
+            if k.startswith(TASK_PARAM_PREFIX) and k not in IGNORED_TASK_PARAMS and v != "None")
         reference = run.data.tags.get("regret_reference", "none")
         values = _history(client, run.info.run_id, "value", rounds)
         truth = _history(client, run.info.run_id, "true_value", rounds)  # logged only where it differs
