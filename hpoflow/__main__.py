@@ -4,11 +4,17 @@ from __future__ import annotations
 import os
 import sys
 
-import hydra
-from omegaconf import DictConfig, OmegaConf
+if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
+    from hpoflow.cli_help import help_text
 
-from hpoflow.cli_errors import install as install_error_reporter
-from hpoflow.schema import register_configs
+    print(help_text())
+    sys.exit(0)
+
+import hydra  # noqa: E402 - after the fast --help path, which needs no Hydra
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+from hpoflow.cli_errors import install as install_error_reporter  # noqa: E402
+from hpoflow.schema import register_configs  # noqa: E402
 
 register_configs()
 install_error_reporter()
