@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 KERNELS = ("matern12", "matern32", "matern52", "rbf")
 
@@ -14,7 +15,7 @@ class GPConfig:
     kernel: str = "matern52"         # matern12 | matern32 | matern52 | rbf
     ard: bool = True
     fit: str = "mll"                 # mll (type-II maximum likelihood with priors) | fixed
-    lengthscale: float = 0.2         # initial (mll) or fixed value, on the unit cube
+    lengthscale: Optional[float] = None  # initial (mll) or fixed value on the unit cube; None: the prior's mode
     noise: float = 1e-3              # initial (mll) or fixed noise variance of standardised outputs
     outputscale: float = 1.0         # initial or fixed signal variance of standardised outputs
     learn_outputscale: bool = False  # standardised outputs make a unit signal variance a good default
@@ -31,7 +32,7 @@ class GPConfig:
         if self.fit not in ("mll", "fixed"):
             raise ValueError(f"surrogate.fit='{self.fit}' is unknown; allowed: mll, fixed")
         for key in ("lengthscale", "noise", "outputscale", "min_noise"):
-            if getattr(self, key) <= 0:
+            if getattr(self, key) is not None and getattr(self, key) <= 0:
                 raise ValueError(f"surrogate.{key}={getattr(self, key)} must be > 0")
         if self.refit_every < 0:
             raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 0 (0 = auto schedule)")

@@ -7,6 +7,7 @@ calls the posterior hundreds of times per round.
 """
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 
@@ -23,10 +24,22 @@ from linear_operator.utils.warnings import NumericalWarning
 
 from hpoflow.surrogates.configs import GPConfig
 
+logger = logging.getLogger(__name__)
+
+def lengthscale_prior(dim: int) -> LogNormalPrior:
+    """BoTorch's dimension-scaled log-normal lengthscale prior (Hvarfner et al., 2024)."""
+    return LogNormalPrior(loc=math.sqrt(2) + math.log(dim) / 2, scale=math.sqrt(3))
+
+
+def prior_mode(dim: int) -> float:
+    """Mode of :func:`lengthscale_prior`: exp(loc - scale^2); the default initial lengthscale."""
+    return math.exp(math.sqrt(2) + math.log(dim) / 2 - 3.0)
+
+
 def make_kernel(name: str, dim: int, ard: bool) -> gpytorch.kernels.Kernel:
-    """A stationary kernel with BoTorch's dimension-scaled log-normal lengthscale prior."""
+    """A stationary kernel with the dimension-scaled log-normal lengthscale prior."""
     ard_dims = dim if ard else None
-    prior = LogNormalPrior(loc=math.sqrt(2) + math.log(dim) / 2, scale=math.sqrt(3))
+    prior = lengthscale_prior(dim)
     constraint = GreaterThan(2.5e-2, transform=None, initial_value=0.2)
     if name == "rbf":
         return gpytorch.kernels.RBFKernel(ard_num_dims=ard_dims, lengthscale_prior=prior,
@@ -40,7 +53,7 @@ class _ExactGPModel(gpytorch.models.ExactGP):
     def __init__(self, X: Tensor, y: Tensor, likelihood: gpytorch.likelihoods.Likelihood,
                  covar: gpytorch.kernels.Kernel) -> None:
         super().__init__(X, y, likelihood)
-        self.mean_module = gpytorch.means.ZeroMean()
+        self.mean_module = gpytorch.means.ConstantMean()
         self.covar_module = covar
 
     def forward(self, x: Tensor) -> gpytorch.distributions.MultivariateNormal:
@@ -64,6 +77,7 @@ class ExactGP:
         self.y = torch.empty(0, dtype=dtype, device=self.device)
         self._updates_since_fit = 0
         self._n_at_fit = 0
+        self._fits = 0
         self._build()
 
     # -- model construction -------------------------------------------------------------------
@@ -77,7 +91,8 @@ class ExactGP:
         dummy_x = torch.zeros(1, self.dim, dtype=self.dtype)
         self.model = _ExactGPModel(dummy_x, torch.zeros(1, dtype=self.dtype), likelihood, kernel)
         self.model.to(device=self.device, dtype=self.dtype)
-        base.lengthscale = torch.full_like(base.lengthscale, c.lengthscale)
+        self._initial_lengthscale = c.lengthscale if c.lengthscale is not None else prior_mode(self.dim)
+        base.lengthscale = torch.full_like(base.lengthscale, self._initial_lengthscale)
         kernel.outputscale = c.outputscale
         kernel.raw_outputscale.requires_grad_(c.learn_outputscale)
         likelihood.noise = max(c.noise, 2 * c.min_noise)
@@ -100,6 +115,11 @@ class ExactGP:
     @property
     def lengthscale(self) -> Tensor:
         return self._base_kernel.lengthscale.detach().reshape(-1)
+
+    @property
+    def prior_mean(self) -> float:
+        """The learned constant prior mean, in standardised units."""
+        return float(self.model.mean_module.constant)
 
     @property
     def n(self) -> int:
@@ -162,8 +182,16 @@ class ExactGP:
         model.set_train_data(self.X, self.z, strict=False)
         model.train()
         mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
-        params = [p for name, p in model.named_parameters()
-                  if self.config.learn_outputscale or not name.endswith("raw_outputscale")]
+        named = [(name, p, c) for name, p, c in model.named_parameters_and_constraints()
+                 if self.config.learn_outputscale or not name.endswith("raw_outputscale")]
+        params = [p for _, p, _ in named]
+        bounds = []  # constraints without a transform act directly on the raw value: give them to L-BFGS-B
+        for _, p, c in named:
+            lo = float(c.lower_bound.min()) if c is not None and not c.enforced and torch.isfinite(
+                c.lower_bound).all() else None
+            hi = float(c.upper_bound.max()) if c is not None and not c.enforced and torch.isfinite(
+                c.upper_bound).all() else None
+            bounds += [(lo, hi)] * p.numel()
         for p in params:
             p.requires_grad_(True)
         shapes = [p.shape for p in params]
@@ -187,22 +215,41 @@ class ExactGP:
                               for p in params])
             return float(loss.detach()), grad.cpu().numpy().astype(np.float64)
 
+        starts = [x0]
+        if self._fits > 0:  # warm start, and the prior's mode so a poor local optimum is not inherited forever
+            raw = self._base_kernel.raw_lengthscale
+            raw_init = self._base_kernel.raw_lengthscale_constraint.inverse_transform(
+                torch.full_like(raw, self._initial_lengthscale))
+            fresh = x0.copy()
+            offset = 0
+            for p, shape in zip(params, shapes):
+                size = int(np.prod(shape)) if len(shape) else 1
+                if p is raw:
+                    fresh[offset:offset + size] = raw_init.reshape(-1).cpu().numpy()
+                offset += size
+            starts.append(fresh)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumericalWarning)
-            best = self._minimise(objective, x0)
+            best = min((self._minimise(objective, s, bounds) for s in starts), key=lambda r: r[0])
+        self._fits += 1
         assign(best[1])
         for p in params:
             p.requires_grad_(False)  # the posterior differentiates in X only
         model.eval()
 
-    def _minimise(self, objective, x0: np.ndarray) -> tuple[float, np.ndarray]:
+    def _minimise(self, objective, x0: np.ndarray, bounds: list) -> tuple[float, np.ndarray]:
+        x0 = np.clip(x0, [b[0] if b[0] is not None else -np.inf for b in bounds],
+                     [b[1] if b[1] is not None else np.inf for b in bounds])
         best = (objective(x0)[0], x0)
         try:
-            res = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": self.config.max_iter})
+            res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": self.config.max_iter})
             if np.isfinite(res.fun) and res.fun <= best[0]:
                 best = (float(res.fun), res.x)
-        except (RuntimeError, ValueError, np.linalg.LinAlgError, NotPSDError):
-            pass  # keep the warm start: an ill-conditioned step must not abort the optimisation run
+        except (RuntimeError, ValueError, np.linalg.LinAlgError, NotPSDError) as exc:
+            # keep the start point: an ill-conditioned step must not abort the optimisation run
+            logger.warning("GP hyperparameter fit failed (%s: %s); keeping the previous values",
+                           type(exc).__name__, exc)
         return best
 
     # -- factorisation and posterior ----------------------------------------------------------
@@ -213,7 +260,7 @@ class ExactGP:
         with torch.no_grad():
             K = self._k(self.X, self.X) + self.noise * torch.eye(self.n, dtype=self.dtype, device=self.device)
             self.L = _robust_cholesky(K)
-            self.alpha = torch.cholesky_solve(self.z.unsqueeze(-1), self.L).squeeze(-1)
+            self.alpha = torch.cholesky_solve((self.z - self.prior_mean).unsqueeze(-1), self.L).squeeze(-1)
 
     def _extend(self, x: Tensor, y: Tensor) -> None:
         """Rank-one extension of the Cholesky factor by one observation, O(n^2)."""
@@ -229,7 +276,7 @@ class ExactGP:
             self.X = torch.cat([self.X, x.unsqueeze(0)])
             self.y = torch.cat([self.y, y.reshape(1)])
             self.z = (self.y - self.y_mean) / self.y_std
-            self.alpha = torch.cholesky_solve(self.z.unsqueeze(-1), self.L).squeeze(-1)
+            self.alpha = torch.cholesky_solve((self.z - self.prior_mean).unsqueeze(-1), self.L).squeeze(-1)
 
     def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
         """Latent mean and variance at ``X`` (``m x d``), each of shape ``m``.
@@ -240,11 +287,11 @@ class ExactGP:
         """
         X = X.to(self.device, self.dtype).reshape(-1, self.dim)
         if self.n == 0:
-            mean = torch.zeros(X.shape[0], dtype=self.dtype, device=self.device)
+            mean = torch.full((X.shape[0],), self.prior_mean, dtype=self.dtype, device=self.device)
             var = torch.full_like(mean, self.outputscale)
         else:
             Kxs = self._k(X, self.X)
-            mean = Kxs @ self.alpha
+            mean = self.prior_mean + Kxs @ self.alpha
             v = torch.linalg.solve_triangular(self.L, Kxs.transpose(-1, -2), upper=False)
             var = (self.outputscale - (v * v).sum(0)).clamp_min(1e-12)
         if standardized:

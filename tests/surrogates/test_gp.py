@@ -34,7 +34,7 @@ def test_posterior_matches_closed_form_with_fixed_hyperparameters():
 
 def test_rank_one_update_equals_refactorisation():
     X, y = _data(20)
-    gp = ExactGP(2, GPConfig(refit_every=100))
+    gp = ExactGP(2, GPConfig(refit_every=100, max_iter=15))
     gp.fit(X[:10], y[:10])
     for i in range(10, 20):
         gp.update(X[i:i + 1], y[i:i + 1])
@@ -72,7 +72,7 @@ def test_posterior_is_differentiable_in_inputs_only():
 
 def test_auto_refit_schedule_refits_on_growth_or_surprise_only():
     X, y = _data(60)
-    gp = ExactGP(2)  # refit_every=0: auto
+    gp = ExactGP(2, GPConfig(max_iter=15))  # refit_every=0: auto
     gp.fit(X[:40], y[:40])
     ls = gp.lengthscale.clone()
     for i in range(40, 43):  # 3 ordinary points: growth < 10%, residuals small -> no refit
