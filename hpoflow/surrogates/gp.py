@@ -216,7 +216,7 @@ class ExactGP:
             return float(loss.detach()), grad.cpu().numpy().astype(np.float64)
 
         starts = [x0]
-        if self._fits > 0:  # warm start, and the prior's mode so a poor local optimum is not inherited forever
+        if self._fits % 4 == 3:  # every 4th refit also starts from the prior's mode: no local optimum is kept forever
             raw = self._base_kernel.raw_lengthscale
             raw_init = self._base_kernel.raw_lengthscale_constraint.inverse_transform(
                 torch.full_like(raw, self._initial_lengthscale))
