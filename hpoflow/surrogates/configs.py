@@ -23,7 +23,7 @@ class GPConfig:
     max_iter: int = 100
     refit_every: int = 0             # k >= 1: refit every k updates; 0: auto schedule (growth + surprise)
     refit_growth: float = 0.1        # auto: refit once n has grown by this fraction since the last fit
-    refit_surprise: float = 3.0      # auto: refit when a new point's standardised residual exceeds this
+    refit_surprise: float = 5.0      # auto: refit when a new point's standardised residual exceeds this
     standardize: bool = True
 
     def __post_init__(self) -> None:
