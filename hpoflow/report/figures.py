@@ -57,7 +57,7 @@ def plot_task(task: str, rows: list[Summary], out: Path) -> list[Path]:
             _draw(ax_s, x, s.simple_curves, f"{s.algo} (n={s.n})")
     ax_c.set_ylabel("cumulative regret")
     ax_s.set_ylabel("simple regret")
-    ax_s.set_yscale("symlog", linthresh=1e-3)
+    ax_s.set_yscale("log", nonpositive="clip")
     for ax in (ax_c, ax_s):
         ax.set_xlabel("round")
         ax.grid(alpha=0.3)
@@ -79,7 +79,7 @@ def plot_task(task: str, rows: list[Summary], out: Path) -> list[Path]:
         _draw(ax_s, grid, sim, f"{s.algo} (n={s.n})")
     ax_c.set_ylabel("cumulative regret")
     ax_s.set_ylabel("simple regret")
-    ax_s.set_yscale("symlog", linthresh=1e-3)
+    ax_s.set_yscale("log", nonpositive="clip")
     for ax in (ax_c, ax_s):
         ax.set_xlabel("cumulative query cost")
         ax.grid(alpha=0.3)
