@@ -55,8 +55,9 @@ def markdown_report(summaries: dict[tuple[str, ...], list[Summary]], figures: di
     parts = ["# hpoflow report", "", f"Selection: {selection}", ""]
     for key, rows in summaries.items():
         task = " ".join(key)
-        parts += [f"## {task}", "", format_table(rows), "", f"*{caption(rows)}*", "", "Best configuration per "
-                  "algorithm:", "", format_best_configs(rows), ""]
+        italic = "*" + caption(rows).replace("*", "\\*") + "*"  # f* must not close the italics
+        parts += [f"## {task}", "", format_table(rows), "", italic, "", "Best configuration per algorithm:", "",
+                  format_best_configs(rows), ""]
         parts += [f"![{p.stem}]({p.name})" for p in figures.get(key, []) if p.suffix == ".png"]
         parts.append("")
     return "\n".join(parts)
