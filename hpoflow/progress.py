@@ -68,8 +68,14 @@ class RunProgress:
 
     @staticmethod
     def _make_progress(console: Any) -> Any:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("best {task.fields[best]}  R_T {task.fields[cum]}  cost {task.fields[cost]}"),
@@ -83,7 +89,7 @@ class RunProgress:
                                                  cost="-")
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()
 

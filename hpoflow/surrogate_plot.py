@@ -7,9 +7,10 @@ algorithm shaped like ``GPBO`` (a ``model`` with ``posterior(X)`` on the unit cu
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

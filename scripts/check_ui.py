@@ -55,10 +55,10 @@ def fill_store(uri: str, workdir: Path) -> None:
 
 def start_server(uri: str, port: int, log: Path) -> subprocess.Popen:
     """``mlflow server`` in its own process group (so that it and its workers can be stopped together)."""
-    fh = open(log, "w")
-    return subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
-                             "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-                            stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(log, "w") as fh:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
+                                 "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def wait_healthy(base: str, proc: subprocess.Popen, timeout: float) -> None:
@@ -93,9 +93,9 @@ def browse(chromium: str, url: str, screenshot: Path, budget_ms: int = 20000, si
         with tempfile.TemporaryDirectory() as profile:
             proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--window-size={size}", f"--user-data-dir={profile}",
                                    f"--virtual-time-budget={budget_ms}", *mode, url],
-                                  capture_output=True, text=True, timeout=180)
+                                  capture_output=True, text=True, timeout=180, check=False)
         texts.append(proc.stdout)
-    dom = re.sub(r"<script.*?</script>|<style.*?</style>", " ", texts[1], flags=re.S)
+    dom = re.sub(r"<script.*?</script>|<style.*?</style>", " ", texts[1], flags=re.DOTALL)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
 
 

@@ -5,8 +5,9 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

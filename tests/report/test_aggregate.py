@@ -72,6 +72,7 @@ def test_filter_string_and_csv(tmp_path):
     path = write_csv(summaries, tmp_path / "s.csv")
     import csv
 
-    (row,) = list(csv.DictReader(open(path)))
+    with open(path) as fh:
+        (row,) = list(csv.DictReader(fh))
     assert row["algo"] == "a" and row["n"] == "2" and row["f_star"] == "best seen across selected runs"
     assert float(row["simple_regret_mean"]) == pytest.approx(0.05)

@@ -18,7 +18,8 @@ def test_report_selects_by_tags_writes_files_and_logs_a_summary_run(run_cli, sto
     assert "known optimum" in proc.stdout and "best configuration" in proc.stdout
     md = (out / "report.md").read_text()
     assert "## branin" in md and "x0=" in md and "regret_vs_round_branin" in md
-    rows = list(csv.DictReader(open(out / "summary.csv")))
+    with open(out / "summary.csv") as fh:
+        rows = list(csv.DictReader(fh))
     assert [r["algo"] for r in rows] == ["gp_ei"] and rows[0]["n"] == "2" and '"x0"' in rows[0]["best_config"]
     for stem in ("regret_vs_round_branin_dim-2", "regret_vs_cost_branin_dim-2"):
         assert (out / f"{stem}.png").exists() and (out / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
