@@ -99,6 +99,18 @@ def browse(chromium: str, url: str, screenshot: Path, budget_ms: int = 20000, si
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
 
 
+def browse_until(chromium: str, url: str, screenshot: Path, needles: list[str], size: str = "1600,1000",
+                 budgets_ms: tuple[int, ...] = (20000, 45000, 90000)) -> str:
+    """``browse`` with a growing virtual-time budget until every needle is on the page (charts render lazily,
+    and slower on a loaded machine); returns the last page text either way."""
+    text = ""
+    for budget in budgets_ms:
+        text = browse(chromium, url, screenshot, budget, size)
+        if all(n in text for n in needles):
+            break
+    return text
+
+
 def check(uri: str, out: Path, chromium: str, experiment: str, server_timeout: float) -> list[str]:
     """Return the problems found (empty: the UI lists every run and shows the metrics)."""
     from mlflow.tracking import MlflowClient
@@ -117,18 +129,20 @@ def check(uri: str, out: Path, chromium: str, experiment: str, server_timeout: f
     try:
         wait_healthy(base, proc, server_timeout)
         page = f"{base}/#/experiments/{exp.experiment_id}"
-        table = browse(chromium, f"{page}/runs", out / "runs.png")
+        table = browse_until(chromium, f"{page}/runs", out / "runs.png", [r.info.run_name for r in runs])
         (out / "runs.txt").write_text(table)
         missing = [r.info.run_name for r in runs if r.info.run_name not in table]
         if missing:
             problems.append(f"runs table does not list: {', '.join(missing)}")
-        charts = browse(chromium, f"{page}/runs?compareRunsMode=CHART", out / "charts.png")
+        charts = browse_until(chromium, f"{page}/runs?compareRunsMode=CHART", out / "charts.png",
+                              ["cumulative_regret", "best_value"])
         (out / "charts.txt").write_text(charts)
         for key in ("cumulative_regret", "best_value"):
             if key not in charts:
                 problems.append(f"metric charts do not show '{key}'")
         run = runs[0]
-        detail = browse(chromium, f"{page}/runs/{run.info.run_id}", out / "run.png", size="1600,1700")
+        detail = browse_until(chromium, f"{page}/runs/{run.info.run_id}", out / "run.png", ["cumulative_regret"],
+                              size="1600,1700")
         (out / "run.txt").write_text(detail)
         final = run.data.metrics.get("cumulative_regret")
         if "cumulative_regret" not in detail or (final is not None and repr(final)[:8] not in detail):
