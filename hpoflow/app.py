@@ -36,6 +36,7 @@ class Settings:
     seed: int
     on_error: OnError
     raw: dict[str, Any]
+    progress: bool = True
 
 
 def _to_dataclass(cls: type, values: dict[str, Any], group: str) -> Any:
@@ -95,7 +96,7 @@ def validate(raw: dict[str, Any]) -> Settings:
     except ValueError:
         raise ConfigError(f"on_error={raw.get('on_error')!r} is unknown; allowed: fail, skip") from None
     return Settings(algo, algo_entry, algo_target, surrogate, surrogate_entry, task, task_entry, task_target,
-                    hardware, tracking, budget, seed, on_error, raw)
+                    hardware, tracking, budget, seed, on_error, raw, progress=bool(raw.get("progress", True)))
 
 
 def _import(target: str) -> Any:
@@ -177,7 +178,16 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
                                 artifacts=s.tracking.artifacts)
         tracker.start(s.raw, tags, config_text)
-    result = run(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error)
+        if s.tracking.artifacts and task.space.dim <= 2:
+            from hpoflow.surrogate_plot import surrogate_artifact_writer
+
+            tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
+    from hpoflow.progress import RunProgress
+
+    label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
+    with RunProgress(s.budget.rounds, label, enabled=s.progress) as progress:
+        result = run(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error,
+                     on_round=progress)
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
     return result

@@ -14,7 +14,24 @@ from hpoflow import registry
 START, END = "<!-- groups:start -->", "<!-- groups:end -->"
 
 
+def _settings(cfg: object, skip: tuple[str, ...] = ("name",)) -> str:
+    out = []
+    for f in dataclasses.fields(cfg):  # type: ignore[arg-type]
+        value = getattr(cfg, f.name)
+        if f.name in skip:
+            continue
+        if dataclasses.is_dataclass(value):  # nested settings (budget.rounds, ...): one entry per leaf
+            out += [f"`{f.name}.{g.name}={getattr(value, g.name)}`" for g in dataclasses.fields(value)]
+        elif value is not None or f.name not in ("algo", "surrogate", "task", "hardware", "tracking"):
+            out.append(f"`{f.name}={value}`")
+    return ", ".join(out)
+
+
 def groups_markdown() -> str:
+    """The table: every registered option of every group, then hardware, tracking and top-level keys."""
+    from hpoflow.hardware import HardwareConfig
+    from hpoflow.schema import RootConfig, TrackingConfig
+
     lines = ["| group | option | what it is | settings (defaults) |", "|---|---|---|---|"]
     for kind, group in registry.GROUP_OF_KIND.items():
         for e in registry.entries(kind):
@@ -22,10 +39,13 @@ def groups_markdown() -> str:
             settings = ", ".join(f"`{f.name}={getattr(cfg, f.name)}`" for f in dataclasses.fields(cfg)
                                  if f.name != "name" and not dataclasses.is_dataclass(getattr(cfg, f.name)))
             lines.append(f"| {group} | `{e.name}` | {e.description} | {settings} |")
-    lines.append("| hardware | `cpu`, `cuda`, `auto` | device, dtype (float64 on CPU), threads | "
-                 "`device`, `dtype=auto`, `threads=0` |")
-    lines.append("| tracking | `mlflow`, `off` | MLflow run per (algo, task, seed) | `uri`, `experiment`, `run_name`, "
-                 "`flush_every=25`, `artifacts=True`, `enabled` |")
+    lines.append(f"| hardware | `cpu`, `cuda`, `auto` | device, dtype (float64 on CPU), torch threads | "
+                 f"{_settings(HardwareConfig())} |")
+    lines.append(f"| tracking | `mlflow`, `off` | MLflow run per (algo, task, seed); `off`: no tracking | "
+                 f"{_settings(TrackingConfig())} |")
+    root = RootConfig()
+    lines.append(f"| (top level) | | seed, budgets, failure policy, progress bar | "
+                 f"{_settings(root, skip=('algo', 'surrogate', 'task', 'hardware', 'tracking'))} |")
     return "\n".join(lines)
 
 

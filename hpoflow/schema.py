@@ -38,6 +38,7 @@ class RootConfig:
     seed: int = 0
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     on_error: str = "fail"  # fail | skip
+    progress: bool = True   # live progress bar on a terminal (the log file always gets a line per round)
 
 
 def register_configs() -> None:

@@ -6,8 +6,9 @@ import json
 import os
 import tempfile
 import time
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from hpoflow.records import Record, RunStatus
 from hpoflow.tracking.params import to_mlflow_params
@@ -36,6 +37,7 @@ class MlflowTracker:
         self._last_flush = time.monotonic()
         self._config_text = ""
         self._finished = False
+        self._artifact_writers: list[Callable[[Path], list[Path]]] = []
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
@@ -93,6 +95,14 @@ class MlflowTracker:
             self.client.set_terminated(self.run_id, status=status.value)
 
     # -- artifacts ----------------------------------------------------------------------------
+    def add_artifact_writer(self, writer: Callable[[Path], list[Path]]) -> None:
+        """Call ``writer(folder)`` in ``finish``; the files it returns are logged as artifacts too.
+
+        Used for figures only the caller can draw (e.g. the surrogate picture). A writer that raises is
+        reported as a warning and never changes the run's status.
+        """
+        self._artifact_writers.append(writer)
+
     def _write_artifacts(self, summary: dict[str, Any]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
@@ -108,6 +118,14 @@ class MlflowTracker:
             for name in ("config.yaml", "summary.json"):
                 if (folder / name).exists():
                     self.client.log_artifact(self.run_id, str(folder / name))
+            for writer in self._artifact_writers:
+                try:
+                    paths = writer(folder)
+                except Exception as exc:  # noqa: BLE001 - a figure must never fail the run
+                    warnings.warn(f"artifact writer {writer!r} failed: {type(exc).__name__}: {exc}", stacklevel=2)
+                    continue
+                for path in paths:
+                    self.client.log_artifact(self.run_id, str(path))
 
 
 def write_trajectory(rows: list[dict[str, Any]], path: Path) -> None:

@@ -1,0 +1,91 @@
+"""Regret-vs-round and regret-vs-cost figures with 95% confidence bands, one line per algorithm."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from hpoflow.report.aggregate import Summary, band, on_cost_grid
+
+FORMATS = ("png", "svg")
+
+
+def _slug(task: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", task.replace("=", "-")).strip("_")
+
+
+def _pyplot():
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _draw(ax, x: np.ndarray, curves: np.ndarray, label: str) -> None:
+    mean, half = band(curves)
+    ax.plot(x, mean, label=label)
+    ax.fill_between(x, mean - half, mean + half, alpha=0.2)
+
+
+def _save(fig, out: Path, stem: str) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FORMATS:
+        path = out / f"{stem}.{fmt}"
+        fig.savefig(path, dpi=110)
+        paths.append(path)
+    return paths
+
+
+def plot_task(task: str, rows: list[Summary], out: Path) -> list[Path]:
+    """Write ``regret_vs_round_<task>`` and ``regret_vs_cost_<task>`` as PNG and SVG; return the paths.
+
+    Each has two panels, cumulative and simple regret, with mean ± 1.96·std/√n bands over seeds.
+    """
+    plt = _pyplot()
+    paths: list[Path] = []
+    fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(10, 4))
+    for s in rows:
+        x = np.arange(1, s.curves.shape[1] + 1)
+        _draw(ax_c, x, s.curves, f"{s.algo} (n={s.n})")
+        if s.simple_curves.size:
+            _draw(ax_s, x, s.simple_curves, f"{s.algo} (n={s.n})")
+    ax_c.set_ylabel("cumulative regret")
+    ax_s.set_ylabel("simple regret")
+    ax_s.set_yscale("log", nonpositive="clip")
+    for ax in (ax_c, ax_s):
+        ax.set_xlabel("round")
+        ax.grid(alpha=0.3)
+    ax_c.legend(fontsize=8)
+    fig.suptitle(f"{task}: regret vs round (95% bands)")
+    fig.tight_layout()
+    paths += _save(fig, out, f"regret_vs_round_{_slug(task)}")
+    plt.close(fig)
+
+    fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(10, 4))
+    for s in rows:
+        if not s.cost_curves.size or np.all(np.isnan(s.cost_curves)):
+            continue
+        grid, cum = on_cost_grid(s)
+        _draw(ax_c, grid, cum, f"{s.algo} (n={s.n})")
+        simple = Summary(s.task, s.algo, s.n, s.cumulative, s.simple, s.query_cost, s.wall_time, s.simple_curves,
+                         cost_curves=s.cost_curves)
+        grid, sim = on_cost_grid(simple)
+        _draw(ax_s, grid, sim, f"{s.algo} (n={s.n})")
+    ax_c.set_ylabel("cumulative regret")
+    ax_s.set_ylabel("simple regret")
+    ax_s.set_yscale("log", nonpositive="clip")
+    for ax in (ax_c, ax_s):
+        ax.set_xlabel("cumulative query cost")
+        ax.grid(alpha=0.3)
+    ax_c.legend(fontsize=8)
+    fig.suptitle(f"{task}: regret vs query cost (95% bands)")
+    fig.tight_layout()
+    paths += _save(fig, out, f"regret_vs_cost_{_slug(task)}")
+    plt.close(fig)
+    return paths

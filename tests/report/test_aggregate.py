@@ -1,0 +1,78 @@
+"""Report maths on hand-built runs: intervals, f* for real tasks, simple regret, cost grid, filters."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hpoflow.report.aggregate import band, mean_ci, on_cost_grid, summarise
+from hpoflow.report.loading import RunCurve, filter_string
+from hpoflow.report.tables import CAPTION_REAL, caption, format_best_configs, format_table, write_csv
+
+
+def _curve(algo, seed, values, regret=None, cost=None, direction="maximize"):
+    values = np.asarray(values, float)
+    return RunCurve(f"{algo}{seed}", algo, ("wine",), str(seed), "FINISHED", direction,
+                    "optimum" if regret is not None else "bound", values,
+                    None if regret is None else np.asarray(regret, float),
+                    np.arange(1.0, len(values) + 1) if cost is None else np.asarray(cost, float), 1.0 + seed)
+
+
+def test_mean_ci_is_mean_and_196_std_over_sqrt_n():
+    m, h = mean_ci([1.0, 2.0, 6.0])
+    assert m == pytest.approx(3.0)
+    assert h == pytest.approx(1.96 * np.std([1, 2, 6], ddof=1) / math.sqrt(3))
+    assert mean_ci([4.0]) == (4.0, 0.0)
+
+
+def test_real_task_regret_uses_best_value_seen_across_all_selected_runs():
+    runs = [_curve("a", 0, [0.90, 0.95, 0.93]), _curve("a", 1, [0.80, 0.85, 0.97]),
+            _curve("b", 0, [0.70, 0.99, 0.60])]
+    (rows,) = summarise(runs).values()
+    a, b = sorted(rows, key=lambda s: s.algo)
+    f_star = 0.99  # seen by algorithm b only: a's regret is measured against it too
+    cum_a = [sum(f_star - v for v in r.values) for r in runs[:2]]
+    assert a.cumulative == pytest.approx(mean_ci(cum_a))
+    assert a.simple == pytest.approx(mean_ci([f_star - 0.95, f_star - 0.97]))
+    assert b.simple == pytest.approx((0.0, 0.0))
+    np.testing.assert_allclose(a.simple_curves[1], [0.19, 0.14, 0.02])
+    assert a.best_run == "a1" and a.best_value == pytest.approx(0.97) and not a.f_star_known
+    assert caption(rows) == CAPTION_REAL and "best value seen" in CAPTION_REAL
+    table = format_table(rows)
+    assert [ln.split()[1] for ln in table.splitlines()[2:]] == ["a", "b"]  # sorted: 0.27 < 0.68
+    assert "| a | 0.97 | 1 |" in format_best_configs(rows)
+
+
+def test_known_optimum_uses_logged_regret_and_minimisation():
+    runs = [_curve("a", 0, [5.0, 3.0], regret=[4.0, 2.0], direction="minimize")]
+    (rows,) = summarise(runs).values()
+    assert rows[0].cumulative == (6.0, 0.0) and rows[0].simple == (2.0, 0.0) and rows[0].f_star_known
+    assert rows[0].best_value == 3.0
+
+
+def test_cost_grid_is_a_step_function_of_cumulative_cost():
+    runs = [_curve("a", 0, [0.0, 0.0, 0.0], regret=[1, 1, 1], cost=[1.0, 3.0, 4.0]),
+            _curve("a", 1, [0.0, 0.0, 0.0], regret=[2, 2, 2], cost=[2.0, 2.5, 6.0])]
+    (rows,) = summarise(runs).values()
+    grid, cum = on_cost_grid(rows[0], points=5)  # from max first cost 2 to min final cost 4
+    np.testing.assert_allclose(grid, [2.0, 2.5, 3.0, 3.5, 4.0])
+    np.testing.assert_allclose(cum[0], [1, 1, 2, 2, 3])
+    np.testing.assert_allclose(cum[1], [2, 4, 4, 4, 4])
+    mean, half = band(cum)
+    np.testing.assert_allclose(mean, cum.mean(0))
+    np.testing.assert_allclose(half, 1.96 * cum.std(0, ddof=1) / math.sqrt(2))
+
+
+def test_filter_string_and_csv(tmp_path):
+    assert filter_string("abc", {"algo": "gp_ei", "seed": 1}) == \
+        "tags.sweep_id = 'abc' and tags.algo = 'gp_ei' and tags.seed = '1'"
+    assert filter_string() == ""
+    summaries = summarise([_curve("a", 0, [0.5, 0.6]), _curve("a", 1, [0.7, 0.4])])
+    path = write_csv(summaries, tmp_path / "s.csv")
+    import csv
+
+    with open(path) as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["algo"] == "a" and row["n"] == "2" and row["f_star"] == "best seen across selected runs"
+    assert float(row["simple_regret_mean"]) == pytest.approx(0.05)

@@ -1,0 +1,179 @@
+"""Every command in the README runs: fenced ``bash`` blocks line by line (in order, in one scratch folder),
+``python`` blocks as scripts. Budgets are shrunk (``budget.rounds=3``). That full run starts a dozen
+processes (minutes on a loaded 2-core machine), so it is marked ``slow`` (``pytest -m slow tests/test_readme.py``);
+the default suite composes and validates every ``python -m hpoflow`` command of the README in-process, so
+a renamed group, option or key in the README fails there at once.
+
+Not run here, but checked: ``make run``/``make test`` (targets exist; they are what CI runs), the paper
+reproductions (the scripts exist; each takes many minutes), ``scripts/check_ui.py`` (run with ``--help``;
+the full check is ``tests/scripts/test_check_ui.py``), and ``mlflow ui`` (started for real in a slow test).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, cli_env
+
+ROUNDS = 3
+README = (REPO / "README.md").read_text()
+
+
+def blocks(lang: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(rf"```{lang}\n(.*?)```", README, re.DOTALL)]
+
+
+def bash_commands() -> list[str]:
+    """One command per line (``\\`` continuations joined), trailing ``# comments`` removed."""
+    out = []
+    for body in blocks("bash"):
+        for line in body.replace("\\\n", " ").splitlines():
+            line = re.split(r"\s+#\s", line.strip(), maxsplit=1)[0].strip()
+            if line and not line.startswith("#"):
+                out.append(line)
+    return out
+
+
+def kind(cmd: str) -> str:
+    if cmd.startswith("make "):
+        return "make"
+    if re.match(r"python scripts/reproduce_\w+\.py", cmd):
+        return "reproduction"
+    if cmd.startswith("python scripts/check_ui.py"):
+        return "browser"
+    if cmd.startswith(("mlflow ui", "mlflow server")):
+        return "server"
+    return "run"
+
+
+def shrink(cmd: str) -> str:
+    """Tiny budgets for hpoflow jobs (``--help``/``--cfg`` run nothing and stay as written)."""
+    if not re.search(r"-m hpoflow(\s|$)", cmd) or "--help" in cmd or "--cfg" in cmd:
+        return cmd
+    cmd = re.sub(r"budget\.rounds=\d+", f"budget.rounds={ROUNDS}", cmd)
+    return cmd if "budget.rounds=" in cmd else f"{cmd} budget.rounds={ROUNDS}"
+
+
+def shell_env() -> dict[str, str]:
+    env = cli_env()
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # python, mlflow
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def scratch(tmp_path: Path) -> Path:
+    for name in ("examples", "scripts"):
+        (tmp_path / name).symlink_to(REPO / name)
+    return tmp_path
+
+
+def test_readme_has_commands_of_every_kind():
+    kinds = [kind(c) for c in bash_commands()]
+    assert {"make", "reproduction", "browser", "server", "run"} <= set(kinds)
+    assert blocks("python"), "the library example"
+    assert README.index("make run") < README.index("## Usage")
+
+
+def test_make_targets_and_reproduction_scripts_exist():
+    makefile = (REPO / "Makefile").read_text()
+    for cmd in bash_commands():
+        if kind(cmd) == "make":
+            assert re.search(rf"^{cmd.split()[1]}:", makefile, re.MULTILINE), cmd
+    missing = [c.split()[1] for c in bash_commands() if kind(c) == "reproduction"
+               if not (REPO / c.split()[1]).exists()]
+    if missing:
+        pytest.skip(f"reproduction scripts not merged into this branch yet: {', '.join(missing)}")
+
+
+def _overrides(cmd: str) -> list[str] | None:
+    """The overrides of a plain ``python -m hpoflow`` job (first value of each sweep list), else None."""
+    tokens = shlex.split(cmd)
+    if tokens[:3] != ["python", "-m", "hpoflow"] or "--config-dir" in tokens:
+        return None
+    out: list[str] = []
+    args = iter(tokens[3:])
+    for tok in args:
+        if tok in ("--cfg", "-c", "--package", "-p"):
+            next(args, None)  # the flag's argument (e.g. ``job``)
+        if tok.startswith("-"):
+            continue
+        key, _, value = tok.partition("=")
+        out.append(f"{key}={value.split(',')[0]}")
+    return out
+
+
+def test_readme_hpoflow_commands_compose_and_validate():
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from hpoflow.app import validate
+    from hpoflow.schema import register_configs
+
+    register_configs()
+    jobs = [o for o in map(_overrides, bash_commands()) if o is not None]
+    assert len(jobs) >= 5
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        for overrides in jobs:
+            cfg = compose(config_name="config", overrides=overrides)
+            settings = validate(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
+            for ov in overrides:
+                key, value = ov.split("=", 1)
+                if "." not in key and key in ("algo", "task", "surrogate"):
+                    assert settings.raw[key]["name"] == value
+
+
+@pytest.mark.slow
+def test_every_readme_command_runs(tmp_path):
+    work, env = scratch(tmp_path), shell_env()
+    ran = []
+    for cmd in bash_commands():
+        k = kind(cmd)
+        if k in ("make", "reproduction", "server"):
+            continue
+        cmd = f"{cmd} --help" if k == "browser" else shrink(cmd)
+        proc = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True, text=True, timeout=600,
+                              check=False)
+        assert proc.returncode == 0, f"README command failed: {cmd}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+        ran.append(cmd)
+    assert any("hpoflow.report" in c for c in ran) and any("--config-dir" in c for c in ran)
+    assert list((work / "outputs" / "report" / "branin").glob("regret_vs_round_*.svg"))
+    for i, body in enumerate(blocks("python")):
+        script = work / f"readme_example_{i}.py"
+        script.write_text(body)
+        proc = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+        assert proc.returncode == 0, f"README python block {i} failed:\n{proc.stderr[-4000:]}"
+
+
+@pytest.mark.slow
+def test_readme_mlflow_ui_command_serves_the_store(tmp_path):
+    (cmd,) = [c for c in bash_commands() if kind(c) == "server"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(["bash", "-c", f"exec {cmd} --port {port}"], cwd=scratch(tmp_path), env=shell_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, "mlflow ui exited"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
+                    assert r.status == 200
+                    return
+            except OSError:
+                time.sleep(2)
+        pytest.fail("mlflow ui did not answer /health")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
