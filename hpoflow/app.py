@@ -71,7 +71,7 @@ def _component(kind: str, values: dict[str, Any]) -> tuple[Any, registry.Entry |
         entry = registry.get(kind, str(name))
     except registry.UnknownComponentError as exc:
         raise ConfigError(str(exc)) from None
-    return _to_dataclass(entry.config, values, group), entry, None
+    return _to_dataclass(entry.config, {**entry.defaults, **values}, group), entry, None
 
 
 def validate(raw: dict[str, Any]) -> Settings:
