@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -61,11 +62,26 @@ def run_one(job: tuple[str, int, int, int, int, int, int]) -> tuple[tuple[str, i
                                       "best": result.summary["best_value"], "time": time.perf_counter() - start}
 
 
-def fmt(values: list[float]) -> str:
+def fmt(values: list[float], expected: int) -> str:
+    """mean ± std; a cell with fewer seeds than expected says how many it has, e.g. (2)."""
     if not values:
         return "n/a"
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.3f} ± {sd:.3f}"
+    return f"{statistics.mean(values):.3f} ± {sd:.3f}" + (f"({len(values)})" if len(values) < expected else "")
+
+
+LOG_LINE = re.compile(r"\('(\w+)', (\d+), (\d+), (\d+)\) val=(\S+) test=(\S+) \((\d+)s\)")
+
+
+def parse_log(path: str) -> dict:
+    """Results from the per-run progress lines a (possibly interrupted) run wrote to stderr."""
+    results = {}
+    for line in Path(path).read_text().splitlines():
+        m = LOG_LINE.search(line)
+        if m:
+            algo, T, n, seed, val, test, secs = m.groups()
+            results[(algo, int(T), int(n), int(seed))] = {"val": float(val), "test": float(test), "time": float(secs)}
+    return results
 
 
 def table(results: dict, algo: str, T: int, key: str, seeds: list[int], n_scale: float) -> list[str]:
@@ -73,7 +89,8 @@ def table(results: dict, algo: str, T: int, key: str, seeds: list[int], n_scale:
     width = 15
     head = "SGD iteration".ljust(16) + "".join(f"{round(n * n_scale):>{width}d}" for n in ns)
     row = f"{key} loss".ljust(16) + "".join(
-        f"{fmt([results[(algo, T, n, s)][key] for s in seeds if (algo, T, n, s) in results]):>{width}}" for n in ns)
+        f"{fmt([results[(algo, T, n, s)][key] for s in seeds if (algo, T, n, s) in results], len(seeds)):>{width}}"
+        for n in ns)
     lines = [head, row]
     if key == "val":
         lines.append("paper (MNIST)".ljust(16) + "".join(f"{f'{m:.2f} ± {s:.2f}':>{width}}" for m, s in PAPER[algo][T]))
@@ -89,8 +106,14 @@ def main() -> None:
     p.add_argument("--width", type=int, default=8, help="conv channels of digits_cnn")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--rounds", type=int, nargs="*", default=sorted(GRID), help="subset of T values")
+    p.add_argument("--from-log", help="only print the tables from the progress lines of an earlier run's stderr")
     args = p.parse_args()
     seeds = list(range(args.seeds))
+    if args.from_log:
+        results = parse_log(args.from_log)
+        print(f"(from {len(results)} runs logged in {args.from_log})")
+        print("\n".join(report(results, seeds, args, wall=None)))
+        return
     jobs = [(algo, T, max(2, round(n * args.n_scale)), n, s, args.width, args.batch_size)
             for algo in LABEL for T in args.rounds for n in GRID[T] for s in seeds]
     jobs.sort(key=lambda j: -j[1] * j[2])  # longest first balances the pool
@@ -101,9 +124,14 @@ def main() -> None:
             results[key] = res
             print(f"[{i}/{len(jobs)}] {key} val={res['val']:.4f} test={res['test']:.4f} ({res['time']:.0f}s)",
                   file=sys.stderr, flush=True)
+    print("\n".join(report(results, seeds, args, wall=time.perf_counter() - start)))
+
+
+def report(results: dict, seeds: list[int], args: argparse.Namespace, wall: float | None) -> list[str]:
+    """The paper's layout: per acquisition and T, a row of N values and a row of final losses."""
     out = [f"BBO on digits_cnn (width {args.width}, minibatch {args.batch_size}), seeds {seeds}, "
            f"N = paper N x {args.n_scale}; final validation loss at the returned point, mean ± std over seeds",
-           f"total wall time {time.perf_counter() - start:.0f} s with {args.workers} workers", ""]
+           f"total wall time {wall:.0f} s with {args.workers} workers" if wall is not None else "", ""]
     for algo in LABEL:
         out.append(f"=== {LABEL[algo]} acquisition ===")
         for T in args.rounds:
@@ -111,7 +139,7 @@ def main() -> None:
             out += table(results, algo, T, "val", seeds, args.n_scale)
             out += table(results, algo, T, "test", seeds, args.n_scale)[1:]
             out.append("")
-    print("\n".join(out))
+    return out
 
 
 if __name__ == "__main__":
