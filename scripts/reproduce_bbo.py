@@ -106,6 +106,7 @@ def main() -> None:
     p.add_argument("--width", type=int, default=8, help="conv channels of digits_cnn")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--rounds", type=int, nargs="*", default=sorted(GRID), help="subset of T values")
+    p.add_argument("--resume", nargs="*", help="skip runs found in these progress logs (same settings!)")
     p.add_argument("--from-log", help="only print the tables from the progress lines of an earlier run's stderr")
     args = p.parse_args()
     seeds = list(range(args.seeds))
@@ -116,9 +117,13 @@ def main() -> None:
         return
     jobs = [(algo, T, max(2, round(n * args.n_scale)), n, s, args.width, args.batch_size)
             for algo in LABEL for T in args.rounds for n in GRID[T] for s in seeds]
-    jobs.sort(key=lambda j: -j[1] * j[2])  # longest first balances the pool
-    start = time.perf_counter()
+    # seed-major (a cut-short run still has whole grids for its first seeds), longest first within a seed
+    jobs.sort(key=lambda j: (j[4], -j[1] * j[2]))
     results: dict = {}
+    for path in args.resume or []:  # runs are deterministic: reuse those an earlier run logged
+        results.update({k: v for k, v in parse_log(path).items()})
+    jobs = [j for j in jobs if (j[0], j[1], j[3], j[4]) not in results]
+    start = time.perf_counter()
     with get_context("spawn").Pool(args.workers) as pool:
         for i, (key, res) in enumerate(pool.imap_unordered(run_one, jobs), 1):
             results[key] = res
