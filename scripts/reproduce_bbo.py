@@ -134,11 +134,11 @@ def main() -> None:
 
 def report(results: dict, seeds: list[int], args: argparse.Namespace, wall: float | None) -> list[str]:
     """The paper's layout: per acquisition and T, a row of N values and a row of final losses."""
-    out = [f"BBO on digits_cnn (width {args.width}, minibatch {args.batch_size}), seeds {seeds}, "
-           f"N = paper N x {args.n_scale}; final validation loss at the returned point, mean ± std over seeds",
+    out = [(f"BBO on digits_cnn (width {args.width}, minibatch {args.batch_size}), seeds {seeds}, "
+            f"N = paper N x {args.n_scale}; final validation loss at the returned point, mean ± std over seeds"),
            f"total wall time {wall:.0f} s with {args.workers} workers" if wall is not None else "", ""]
-    for algo in LABEL:
-        out.append(f"=== {LABEL[algo]} acquisition ===")
+    for algo, label in LABEL.items():
+        out.append(f"=== {label} acquisition ===")
         for T in args.rounds:
             out.append(f"({args.rounds.index(T) + 1}) outer Bayesian optimization steps T = {T}")
             out += table(results, algo, T, "val", seeds, args.n_scale)

@@ -18,7 +18,7 @@ observation number) and, once observed, ``returned_value`` (its observed validat
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

@@ -36,7 +36,6 @@ class BBOConfig:
     phi_c: float = 1.0              # phi(N) = phi_c * log(N)
     beta: float = 2.0               # constant schedule: the multiplier of sigma
     delta: float = 0.1              # Srinivas schedule: confidence parameter
-    xi: float = 0.0                 # unused by bbo (kept for the shared GP-BO code)
     steps_per_round: int = 50       # task.inner_steps=auto: N = steps_per_round * budget.rounds
     inner_steps: int = 1000         # N for tasks that do not say how many SGD steps they run
     returned: str = "mean"          # mean (Algorithm 1) | queried (Algorithm 2)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import Any, List  # noqa: UP035 - OmegaConf reads these annotations
 
 TUNABLE = ("lr", "momentum", "weight_decay", "width")
 
@@ -20,7 +20,7 @@ class TrainingConfig:
     name: str = "digits_cnn"
     inner_steps: Any = 500            # SGD steps per evaluation (int), or "auto"
     batch_size: int = 32
-    tune: List[str] = field(default_factory=lambda: ["lr"])
+    tune: List[str] = field(default_factory=lambda: ["lr"])  # noqa: UP006
     lr: float = 0.1
     momentum: float = 0.0
     weight_decay: float = 0.0

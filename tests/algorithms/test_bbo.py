@@ -83,7 +83,7 @@ def test_incumbent_is_the_best_posterior_mean_not_the_best_observation():
     X = torch.tensor(xs, dtype=torch.float64).reshape(-1, 1)
     mean_loss, _ = algo.model.posterior(X)          # reward units (reward = -loss)
     mu_plus = float((-mean_loss).min())
-    fn, info = algo.acquisition(len(xs) + 1)
+    _, info = algo.acquisition(len(xs) + 1)
     assert info["incumbent"] == pytest.approx(mu_plus, rel=1e-9)
     assert info["best_observed"] == pytest.approx(min(ys))
     assert info["incumbent"] > min(ys) + 0.2        # the noisy 0.50 is not trusted

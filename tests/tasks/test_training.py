@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from hpoflow.loop import Budget, run
-from hpoflow.algorithms.random_search import RandomSearch
-from hpoflow.algorithms.configs import RandomConfig
 from hpoflow.algorithms.base import BuildContext
+from hpoflow.algorithms.configs import RandomConfig
+from hpoflow.algorithms.random_search import RandomSearch
+from hpoflow.loop import Budget, run
 from hpoflow.tasks import training
 from hpoflow.tasks.training import load_mnist_split, make_digits_task, stratified_split
 from hpoflow.tasks.training_config import TrainingConfig
