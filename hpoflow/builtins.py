@@ -19,8 +19,7 @@ register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPBOConfig, "GP-PI (probab
 register(A, "bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
          "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)")
 register(A, "bbo_ucb", "hpoflow.algorithms.bbo:BBOUCB", BBOConfig,
-         "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)",
-         returned="queried")
+         "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)")
 
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
@@ -43,7 +42,7 @@ register(T, "digits_cnn", f"{_train}:make_digits_task", TrainingConfig,
          smoke=("task.inner_steps=20",))
 register(T, "digits_mlp", f"{_train}:make_digits_task", TrainingConfig,
          "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss",
-         smoke=("task.inner_steps=20",), width=32)
+         smoke=("task.inner_steps=20",))
 register(T, "mnist_cnn", f"{_train}:make_mnist_task", TrainingConfig,
          "the digits_cnn task on MNIST read from task.path (torchvision; never downloads)",
          smoke=("task.inner_steps=20", "task.path=data/mnist"))

@@ -47,6 +47,7 @@ class BBO(GPBO):
     """Shared part of bbo_ei / bbo_ucb: inner horizon N, returned point, its logging."""
 
     name = "bbo"
+    default_returned = "mean"
 
     def __init__(self, config: BBOConfig, ctx: BuildContext) -> None:
         task = ctx.task
@@ -56,6 +57,7 @@ class BBO(GPBO):
         self.config: BBOConfig = config  # type: ignore[assignment]
         steps = getattr(task, "inner_steps", None)
         self.n_inner = int(steps) if steps is not None else config.inner_steps
+        self.returned = self.default_returned if config.returned == "auto" else config.returned
         self.metrics_seen: list[dict[str, float]] = []  # task metrics of each observation, in order
         self.returned_index: list[int] = []             # 0-based observation index of lambda+_t, per round
 
@@ -75,7 +77,7 @@ class BBO(GPBO):
     def ask(self, round: int) -> Suggestion:
         s = super().ask(round)
         cands = torch.stack([*self.X, s.x.to(self.dtype)])
-        if self.config.returned == "queried" or self.model.n == 0:
+        if self.returned == "queried" or self.model.n == 0:
             i = len(self.X)
         else:
             i, mu = self.posterior_mean_best(cands)
@@ -136,6 +138,7 @@ class BBOUCB(BBO):
     """Algorithm 2: minimise mu - beta_t sigma with the paper's (or Srinivas') beta_t."""
 
     name = "bbo_ucb"
+    default_returned = "queried"
 
     def beta_t(self, t: int) -> float:
         """The multiplier of sigma at round ``t``."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from hpoflow.algorithms.configs import OptimizerConfig
 
 BETA_SCHEDULES = ("paper", "srinivas", "constant")
-RETURNED = ("mean", "queried")
+RETURNED = ("auto", "mean", "queried")
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class BBOConfig:
     ``steps_per_round * budget.rounds`` (the paper's N proportional to T).
 
     ``returned``: the point reported each round: ``mean`` = argmin over observed (and the current query)
-    of the posterior mean (Algorithm 1), ``queried`` = the current query (Algorithm 2).
+    of the posterior mean (Algorithm 1), ``queried`` = the current query (Algorithm 2), ``auto`` = the
+    paper's choice for the variant (bbo_ei: mean, bbo_ucb: queried).
     """
 
     name: str = "bbo_ei"
@@ -38,7 +39,7 @@ class BBOConfig:
     delta: float = 0.1              # Srinivas schedule: confidence parameter
     steps_per_round: int = 50       # task.inner_steps=auto: N = steps_per_round * budget.rounds
     inner_steps: int = 1000         # N for tasks that do not say how many SGD steps they run
-    returned: str = "mean"          # mean (Algorithm 1) | queried (Algorithm 2)
+    returned: str = "auto"          # auto | mean (Algorithm 1) | queried (Algorithm 2)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:

@@ -110,6 +110,7 @@ def make_mlp(side: int, width: int, classes: int = 10) -> nn.Module:
 
 
 ARCHITECTURES = {"cnn": make_cnn, "mlp": make_mlp}
+DEFAULT_WIDTH = {"cnn": 8, "mlp": 32}
 
 
 class TrainingTask(Task):
@@ -134,7 +135,9 @@ class TrainingTask(Task):
         self.batch_size, self.max_loss = batch_size, max_loss
         self.tune = tuple(tune)
         self.space = SearchSpace(tuple(RANGES[k] for k in self.tune))
-        self.fixed = {"lr": 0.1, "momentum": 0.0, "weight_decay": 0.0, "width": 8, **(fixed or {})}
+        self.fixed = {"lr": 0.1, "momentum": 0.0, "weight_decay": 0.0, **(fixed or {})}
+        if not self.fixed.get("width"):
+            self.fixed["width"] = DEFAULT_WIDTH[arch]
         self.side = int(split.x_train.shape[-1])
 
     def resolve_inner_steps(self, steps: int) -> None:
@@ -197,7 +200,7 @@ def _fixed(lr: float, momentum: float, weight_decay: float, width: int) -> dict[
 
 
 def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
-                     lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 8,
+                     lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                      val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
                      path: str = "", seed: int = 0) -> TrainingTask:
     """Registry factory of digits_cnn / digits_mlp (the architecture is the name's suffix)."""
@@ -207,7 +210,7 @@ def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tu
 
 
 def make_mnist_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
-                    lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 8,
+                    lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                     val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
                     path: str = "", seed: int = 0) -> TrainingTask:
     """Registry factory of mnist_cnn (reads ``path``; test_fraction is unused: MNIST has its own test set)."""

@@ -24,7 +24,7 @@ class TrainingConfig:
     lr: float = 0.1
     momentum: float = 0.0
     weight_decay: float = 0.0
-    width: int = 8                    # conv channels (cnn) or hidden units (mlp)
+    width: int = 0                    # conv channels (cnn) or hidden units (mlp); 0: 8 for cnn, 32 for mlp
     val_fraction: float = 0.2
     test_fraction: float = 0.2
     max_loss: float = 10.0            # a diverged run (non-finite or larger loss) reports this value
@@ -43,8 +43,8 @@ class TrainingConfig:
         if self.lr <= 0 or not 0 <= self.momentum < 1 or self.weight_decay < 0:
             raise ValueError(f"task.lr={self.lr}, task.momentum={self.momentum}, task.weight_decay="
                              f"{self.weight_decay} must satisfy lr > 0, 0 <= momentum < 1, weight_decay >= 0")
-        if self.width < 1:
-            raise ValueError(f"task.width={self.width} must be >= 1")
+        if self.width < 0:
+            raise ValueError(f"task.width={self.width} must be >= 1 (or 0 for the architecture's default)")
         if not (0 < self.val_fraction < 1 and 0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1):
             raise ValueError(f"task.val_fraction={self.val_fraction} and task.test_fraction={self.test_fraction} "
                              "must be in (0, 1) with a sum below 1")

@@ -123,3 +123,9 @@ def test_cli_mnist_missing_path_is_a_one_line_error(run_cli, store):
     proc = run_cli("algo=bbo_ei", "task=mnist_cnn", "task.path=/does/not/exist", f"tracking.uri={store}", check=False)
     assert proc.returncode != 0
     assert "task.path='/does/not/exist'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_width_defaults_per_architecture():
+    assert make_digits_task("digits_mlp", inner_steps=1).fixed["width"] == 32
+    assert make_digits_task("digits_cnn", inner_steps=1).fixed["width"] == 8
+    assert make_digits_task("digits_cnn", inner_steps=1, width=3).fixed["width"] == 3
