@@ -1,10 +1,12 @@
 """The built-in components, registered by import path so that nothing heavy is imported at start-up."""
 from __future__ import annotations
 
+from hpoflow.algorithms.bbo_config import BBOConfig
 from hpoflow.algorithms.configs import GPBOConfig, GridConfig, RandomConfig
 from hpoflow.registry import register
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.tasks.configs import ClassifierConfig, SyntheticConfig
+from hpoflow.tasks.training_config import TrainingConfig
 
 A, T, S = "algorithm", "task", "surrogate"
 
@@ -14,6 +16,10 @@ register(A, "grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "
 register(A, "gp_ucb", "hpoflow.algorithms.gp_bo:GPUCB", GPBOConfig, "GP-UCB (constant or Srinivas beta)")
 register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPBOConfig, "GP-EI (log-EI, best-observed incumbent)")
 register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPBOConfig, "GP-PI (probability of improvement)")
+register(A, "bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
+         "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)")
+register(A, "bbo_ucb", "hpoflow.algorithms.bbo:BBOUCB", BBOConfig,
+         "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)")
 
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
@@ -30,3 +36,13 @@ register(T, "go_ucb_f1", f"{_syn}:make_go_ucb_f1", SyntheticConfig,
 for _name in ("breast_cancer", "wine", "digits"):
     register(T, _name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
              f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {_name} by 5-fold CV accuracy")
+_train = "hpoflow.tasks.training"
+register(T, "digits_cnn", f"{_train}:make_digits_task", TrainingConfig,
+         "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         smoke=("task.inner_steps=20",))
+register(T, "digits_mlp", f"{_train}:make_digits_task", TrainingConfig,
+         "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         smoke=("task.inner_steps=20",))
+register(T, "mnist_cnn", f"{_train}:make_mnist_task", TrainingConfig,
+         "the digits_cnn task on MNIST read from task.path (torchvision; never downloads)",
+         smoke=("task.inner_steps=20", "task.path=data/mnist"))

@@ -55,7 +55,10 @@ def test_every_task_builds_and_evaluates_its_space_centre(name):
 
     entry = registry.get("task", name)
     config = entry.make_config()
-    task = entry.load()(**{k: getattr(config, k) for k in config.__dataclass_fields__}, seed=0)
+    try:
+        task = entry.load()(**{k: getattr(config, k) for k in config.__dataclass_fields__}, seed=0)
+    except FileNotFoundError as exc:  # a task over user-supplied data (e.g. mnist_cnn's task.path)
+        pytest.skip(f"{name} needs local data: {exc}")
     assert task.direction.value in ("maximize", "minimize")
     if hasattr(task, "model"):
         pytest.skip("classifier tasks are evaluated in tests/tasks/test_sklearn_hpo.py")

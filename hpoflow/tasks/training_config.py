@@ -1,0 +1,52 @@
+"""Config of the SGD-training tasks digits_cnn, digits_mlp, mnist_cnn (no torch import)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List  # noqa: UP035 - OmegaConf reads these annotations
+
+TUNABLE = ("lr", "momentum", "weight_decay", "width")
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """Train a small network with ``inner_steps`` SGD steps; the objective is the validation loss.
+
+    ``tune`` lists the hyperparameters searched (``'task.tune=[lr,momentum]'``); the others stay at the
+    fixed values below. Ranges: lr in [1e-3, 1] (log), momentum in [0, 0.95], weight_decay in
+    [1e-6, 1e-1] (log), width in [2, 32] (log; conv channels or hidden units).
+    ``inner_steps=auto`` lets a bbo algorithm set N = algo.steps_per_round * budget.rounds.
+    """
+
+    name: str = "digits_cnn"
+    inner_steps: Any = 500            # SGD steps per evaluation (int), or "auto"
+    batch_size: int = 32
+    tune: List[str] = field(default_factory=lambda: ["lr"])  # noqa: UP006
+    lr: float = 0.1
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    width: int = 0                    # conv channels (cnn) or hidden units (mlp); 0: 8 for cnn, 32 for mlp
+    val_fraction: float = 0.2
+    test_fraction: float = 0.2
+    max_loss: float = 10.0            # a diverged run (non-finite or larger loss) reports this value
+    path: str = ""                    # mnist_cnn: folder holding torchvision's MNIST/raw files
+
+    def __post_init__(self) -> None:
+        if self.inner_steps != "auto" and (isinstance(self.inner_steps, bool) or not isinstance(self.inner_steps, int)
+                                           or self.inner_steps < 1):
+            raise ValueError(f"task.inner_steps={self.inner_steps!r} must be a positive integer or auto")
+        if self.batch_size < 1:
+            raise ValueError(f"task.batch_size={self.batch_size} must be >= 1")
+        unknown = [k for k in self.tune if k not in TUNABLE]
+        if unknown or not self.tune or len(set(self.tune)) != len(self.tune):
+            raise ValueError(f"task.tune={list(self.tune)} must be a non-empty list of distinct names from "
+                             f"{', '.join(TUNABLE)}")
+        if self.lr <= 0 or not 0 <= self.momentum < 1 or self.weight_decay < 0:
+            raise ValueError(f"task.lr={self.lr}, task.momentum={self.momentum}, task.weight_decay="
+                             f"{self.weight_decay} must satisfy lr > 0, 0 <= momentum < 1, weight_decay >= 0")
+        if self.width < 0:
+            raise ValueError(f"task.width={self.width} must be >= 1 (or 0 for the architecture's default)")
+        if not (0 < self.val_fraction < 1 and 0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1):
+            raise ValueError(f"task.val_fraction={self.val_fraction} and task.test_fraction={self.test_fraction} "
+                             "must be in (0, 1) with a sum below 1")
+        if self.max_loss <= 0:
+            raise ValueError(f"task.max_loss={self.max_loss} must be > 0")
