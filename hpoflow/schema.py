@@ -46,11 +46,15 @@ def register_configs() -> None:
 
     from hpoflow import registry
 
+    from omegaconf import OmegaConf
+
     cs = ConfigStore.instance()
     cs.store(name="root_schema", node=RootConfig)
     for kind, group in registry.GROUP_OF_KIND.items():
         for entry in registry.entries(kind):
-            cs.store(group=group, name=entry.name, node=entry.make_config())
+            node = OmegaConf.structured(entry.make_config())
+            OmegaConf.set_readonly(node, False)  # frozen dataclasses would make every CLI override fail
+            cs.store(group=group, name=entry.name, node=node)
     for name, device in (("cpu", "cpu"), ("cuda", "cuda"), ("auto", "auto")):
         cs.store(group="hardware", name=name, node=HardwareConfig(name=name, device=device))
     cs.store(group="tracking", name="mlflow", node=TrackingConfig())

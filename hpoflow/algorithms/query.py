@@ -54,16 +54,22 @@ def discrete_ascent(values: Tensor, nbr: Tensor, nbr_dist: Tensor, starts: Tenso
                     max_steps: int = 10_000) -> Tensor:
     """Hill climbing on a candidate graph from ``starts`` (indices): each walker moves to its best-valued
     neighbour among those reached with slope > ``slope_tol`` and stops where there is none (as L-BFGS
-    stops where the gradient is below its tolerance, e.g. on a flat plateau). Returns end indices."""
-    cur = starts.clone()
+    stops where the gradient is below its tolerance, e.g. on a flat plateau). Returns end indices.
+
+    Runs in NumPy: dozens of tiny steps per round, where torch's per-op overhead would dominate.
+    """
+    v, nb, nd = values.detach().cpu().numpy(), nbr.cpu().numpy(), nbr_dist.cpu().numpy()
+    cur = starts.cpu().numpy().copy()
+    rows = np.arange(cur.shape[0])
     for _ in range(max_steps):
-        nv = values[nbr[cur]]
-        ok = (nv - values[cur].unsqueeze(-1)) / nbr_dist[cur] > slope_tol
-        if not bool(ok.any()):
+        nv = v[nb[cur]]
+        ok = (nv - v[cur][:, None]) / nd[cur] > slope_tol
+        moving = ok.any(-1)
+        if not moving.any():
             break
-        best = torch.where(ok, nv, torch.full_like(nv, -math.inf)).argmax(-1)
-        cur = torch.where(ok.any(-1), nbr[cur, best], cur)
-    return cur
+        best = np.where(ok, nv, -np.inf).argmax(-1)
+        cur = np.where(moving, nb[cur][rows, best], cur)
+    return torch.from_numpy(cur)
 
 
 def continuous_ascent(fn: Callable[[Tensor], Tensor], starts: Tensor, slope_tol: float,

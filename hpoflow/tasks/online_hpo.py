@@ -66,7 +66,7 @@ class OnlineDigits(Task):
             self.opt.zero_grad()
             loss.backward()
             self.opt.step()
-            loss_sum += float(loss)
+            loss_sum += float(loss.detach())
         return loss_sum / self.steps
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
