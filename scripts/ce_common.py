@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
-from hpoflow import registry  # noqa: E402
-from hpoflow.algorithms.base import BuildContext  # noqa: E402
-from hpoflow.loop import Budget, run  # noqa: E402
-from hpoflow.surrogates.temporal import build as build_tv_gp  # noqa: E402
-from hpoflow.surrogates.temporal_config import TemporalGPConfig  # noqa: E402
-from hpoflow.tracking.base import NullTracker  # noqa: E402
+from hpoflow import registry
+from hpoflow.algorithms.base import BuildContext
+from hpoflow.loop import Budget, run
+from hpoflow.surrogates.temporal import build as build_tv_gp
+from hpoflow.surrogates.temporal_config import TemporalGPConfig
+from hpoflow.tracking.base import NullTracker
 
 torch.set_num_threads(1)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.ce_common import run_one  # noqa: E402
+from scripts.ce_common import run_one
 
 GP = {"kernel": "matern52", "lengthscale": 0.2, "epsilon": 0.2, "noise": 0.25, "outputscale": 1.0}
 TASK = {"n_multipliers": 64, "steps_per_round": 20}

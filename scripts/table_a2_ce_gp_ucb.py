@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.ce_common import cell, load, run_one, save  # noqa: E402
+from scripts.ce_common import cell, load, run_one, save
 
 EPSILONS = (0.003, 0.005, 0.01, 0.03, 0.05)
 PROBS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)

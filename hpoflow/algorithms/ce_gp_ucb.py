@@ -14,8 +14,14 @@ from torch import Tensor
 from hpoflow import acquisition as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.ce_gp_ucb_config import TVUCBConfig
-from hpoflow.algorithms.query import (ce_rule, cluster_representatives, continuous_ascent, discrete_ascent,
-                                      knn_graph, lcb_ucb_rule)
+from hpoflow.algorithms.query import (
+    ce_rule,
+    cluster_representatives,
+    continuous_ascent,
+    discrete_ascent,
+    knn_graph,
+    lcb_ucb_rule,
+)
 from hpoflow.records import Evaluation, Failure, Suggestion
 
 MAX_ENUMERATED = 20_000

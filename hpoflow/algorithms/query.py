@@ -7,7 +7,7 @@ tolerance, then flat-kernel mean shift to merge end points closer than a bandwid
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

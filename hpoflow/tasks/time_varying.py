@@ -59,7 +59,7 @@ class TVSynthetic(Task):
         return self._fs[t - 1]
 
     def index(self, config: dict[str, Any]) -> int:
-        return int(round(min(1.0, max(0.0, float(config["x"]))) * (self.n_points - 1)))
+        return round(min(1.0, max(0.0, float(config["x"]))) * (self.n_points - 1))
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
         f = self.function(max(round, 1))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext

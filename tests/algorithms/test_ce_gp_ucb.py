@@ -1,7 +1,6 @@
 """TV-GP-UCB / R-GP-UCB / CE-GP-UCB through the common loop, and the CLI."""
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import pytest
@@ -54,7 +53,7 @@ def test_ce_and_lcb_ucb_query_less_than_always_but_keep_querying():
 
 
 def test_r_gp_ucb_resets_its_model_and_ignores_time():
-    algo, res = _run("r_gp_ucb", rounds=50, reset_every=7)
+    algo, _ = _run("r_gp_ucb", rounds=50, reset_every=7)
     assert algo.model.epsilon == 0.0
     assert algo.model.n == (50 - 1) % 7 + 1
 
@@ -63,8 +62,7 @@ def test_continuous_domain_uses_lbfgs_local_optima():
     # a task without candidates: the UCB and its local optima are found by L-BFGS-B
     from hpoflow.tasks.synthetic import make_branin
 
-    task = make_branin(noise_std=0.1)
-    task.direction = task.direction  # minimise: the algorithm models sign * y
+    task = make_branin(noise_std=0.1)  # minimised: the algorithm models the reward sign * y
     ctx = BuildContext(task=task, rounds=6, seed=0,
                        surrogate=partial(build, TemporalGPConfig(epsilon=0.01, noise=1.0, outputscale=100.0),
                                          dtype=torch.float64, device="cpu"))

@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from hpoflow.algorithms.query import (ce_probability, ce_rule, cluster_representatives, discrete_ascent,
-                                      knn_graph, lcb_ucb_rule, mean_shift)
+from hpoflow.algorithms.query import (
+    ce_probability,
+    ce_rule,
+    cluster_representatives,
+    discrete_ascent,
+    knn_graph,
+    lcb_ucb_rule,
+    mean_shift,
+)
 
 
 def test_ce_probability_matches_monte_carlo():
