@@ -21,20 +21,24 @@ PROBS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 KAPPAS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99)
 
 
-def methods() -> list[tuple[str, str, dict]]:
-    rows = [("R-GP-UCB", "r_gp_ucb", {}), ("TV-GP-UCB", "tv_gp_ucb", {})]
-    rows += [(f"TV-GP-UCB Ber({p})", "tv_gp_ucb", {"query": "bernoulli", "query_prob": p}) for p in PROBS]
-    rows += [(f"CE-GP-UCB @{k:.2f}", "ce_gp_ucb", {"kappa": k}) for k in KAPPAS]
-    rows += [("CE-GP-UCB @* (LCB-UCB)", "tv_gp_ucb", {"query": "lcb_ucb"})]
+def methods(slope_tol: float | None = None, kappas: tuple[float, ...] = KAPPAS,
+            baselines: bool = True) -> list[tuple[str, str, dict]]:
+    """Table rows; ``slope_tol`` overrides the local-ascent tolerance of the CE / LCB-UCB rows."""
+    tol = {} if slope_tol is None else {"slope_tol": slope_tol}
+    rows = [("R-GP-UCB", "r_gp_ucb", {}), ("TV-GP-UCB", "tv_gp_ucb", {})] if baselines else []
+    if baselines:
+        rows += [(f"TV-GP-UCB Ber({p})", "tv_gp_ucb", {"query": "bernoulli", "query_prob": p}) for p in PROBS]
+    rows += [(f"CE-GP-UCB @{k:.2f}", "ce_gp_ucb", {"kappa": k, **tol}) for k in kappas]
+    rows += [("CE-GP-UCB @* (LCB-UCB)", "tv_gp_ucb", {"query": "lcb_ucb", **tol})]
     return rows
 
 
-def table(data: dict, rounds: int) -> str:
+def table(data: dict, rounds: int, rows: list[tuple[str, str, dict]]) -> str:
     eps = [e for e in EPSILONS if any(k.endswith(f"|{e}") for k in data)]
     head = f"{'':26s}" + "".join(f"| eps={e:<21g}" for e in eps)
     sub = f"{'':26s}" + "".join(f"| {'R_T/T':>13s} {'C_T':>9s} " for _ in eps)
     lines = [f"Table A2 (T={rounds}); mean ± std over trials (n per cell in brackets)", head, sub]
-    for label, _, _ in methods():
+    for label, _, _ in rows:
         row = f"{label:26s}"
         for e in eps:
             runs = data.get(f"{label}|{e}", [])
@@ -49,14 +53,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=500)
     ap.add_argument("--eps", type=float, nargs="*", default=list(EPSILONS))
     ap.add_argument("--print-only", action="store_true")
+    ap.add_argument("--slope-tol", type=float, default=None, help="CE / LCB-UCB local-ascent tolerance")
+    ap.add_argument("--kappas", type=float, nargs="*", default=list(KAPPAS))
+    ap.add_argument("--no-baselines", action="store_true", help="only the CE and LCB-UCB rows")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "table_a2_ce_gp_ucb.json"))
     args = ap.parse_args()
     path = Path(args.out)
     data = load(path)
+    rows = methods(args.slope_tol, tuple(args.kappas), not args.no_baselines)
     if not args.print_only:
         for trial in range(args.trials):  # trial-major, so a cut-short run still fills every cell
             for e in args.eps:
-                for label, algo, kw in methods():
+                for label, algo, kw in rows:
                     key = f"{label}|{e}"
                     if len(data.get(key, [])) > trial:
                         continue
@@ -66,7 +74,9 @@ def main() -> None:
                     data.setdefault(key, []).append(r)
                 save(path, data)
                 print(f"trial {trial} eps {e} done", flush=True)
-    print(table(data, args.rounds))
+    if args.slope_tol is not None:
+        print(f"CE / LCB-UCB local ascent with slope_tol = {args.slope_tol}")
+    print(table(data, args.rounds, rows))
 
 
 if __name__ == "__main__":
