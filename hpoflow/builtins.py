@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from hpoflow.algorithms.bbo_config import BBOConfig
+from hpoflow.algorithms.ce_gp_ucb_config import BanditConfig, TVUCBConfig
 from hpoflow.algorithms.configs import GPBOConfig, GridConfig, RandomConfig
 from hpoflow.registry import register
 from hpoflow.surrogates.configs import GPConfig
+from hpoflow.surrogates.temporal_config import TemporalGPConfig
 from hpoflow.tasks.configs import ClassifierConfig, SyntheticConfig
 from hpoflow.tasks.training_config import TrainingConfig
+from hpoflow.tasks.time_varying_config import OnlineDigitsConfig, TVBanditConfig, TVSyntheticConfig
 
 A, T, S = "algorithm", "task", "surrogate"
 
@@ -21,8 +24,29 @@ register(A, "bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
 register(A, "bbo_ucb", "hpoflow.algorithms.bbo:BBOUCB", BBOConfig,
          "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)")
 
+# costly feedback, time-varying (paper 002): every selection rule takes every query rule (algo.query)
+_ce = "hpoflow.algorithms.ce_gp_ucb"
+_tv_smoke = ("surrogate=tv_gp", "task=tv_synthetic", "task.n_points=200")
+register(A, "tv_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
+         "TV-GP-UCB on the time-varying GP (needs surrogate=tv_gp); algo.query=always by default", smoke=_tv_smoke)
+register(A, "r_gp_ucb", f"{_ce}:RGPUCB", TVUCBConfig,
+         "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (needs surrogate=tv_gp)",
+         smoke=_tv_smoke, reset_every=-1)
+register(A, "ce_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
+         "CE-GP-UCB: TV-GP-UCB that observes only when P(y(x_t) > y(x)) < algo.kappa for some x",
+         smoke=_tv_smoke, query="ce")
+_bandit_smoke = ("task=tv_bandit",)
+for _name, _cls, _desc in (("exp3s", "EXP3S", "EXP3.S (switching bandits)"),
+                           ("eps_greedy", "EpsGreedy", "epsilon-greedy bandit"),
+                           ("softmax", "Softmax", "Boltzmann-exploration bandit"),
+                           ("ucb1", "UCB1", "UCB1 bandit")):
+    register(A, _name, f"hpoflow.algorithms.bandits:{_cls}", BanditConfig,
+             f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries", smoke=_bandit_smoke)
+
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
+register(S, "tv_gp", "hpoflow.surrogates.temporal:build", TemporalGPConfig,
+         "time-varying GP: space kernel x (1-eps)^{|t-t'|/2}, incremental updates")
 
 # tasks
 _syn = "hpoflow.tasks.synthetic"
@@ -46,3 +70,11 @@ register(T, "digits_mlp", f"{_train}:make_digits_task", TrainingConfig,
 register(T, "mnist_cnn", f"{_train}:make_mnist_task", TrainingConfig,
          "the digits_cnn task on MNIST read from task.path (torchvision; never downloads)",
          smoke=("task.inner_steps=20", "task.path=data/mnist"))
+
+_tv = "hpoflow.tasks.time_varying"
+register(T, "tv_synthetic", f"{_tv}:make_tv_synthetic", TVSyntheticConfig,
+         "drifting GP sample on 1000 points of [0,1] (paper 002 Table A2), maximise")
+register(T, "tv_bandit", f"{_tv}:make_tv_bandit", TVBanditConfig,
+         "3-armed bandit with sine / gaussian / piecewise drift (paper 002 Table A1), maximise")
+register(T, "online_digits", "hpoflow.tasks.online_hpo:make_online_digits", OnlineDigitsConfig,
+         "online HPO: learning-rate multiplier of each k SGD steps on digits; reward = val-accuracy gain")

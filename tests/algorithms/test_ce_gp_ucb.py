@@ -1,0 +1,102 @@
+"""TV-GP-UCB / R-GP-UCB / CE-GP-UCB through the common loop, and the CLI."""
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+from mlflow.tracking import MlflowClient
+
+from hpoflow import registry
+from hpoflow.algorithms.base import BuildContext
+from hpoflow.loop import Budget, run
+from hpoflow.surrogates.temporal import build
+from hpoflow.surrogates.temporal_config import TemporalGPConfig
+from hpoflow.tasks.time_varying import TVSynthetic
+from tests.conftest import mlflow_runs
+
+
+def _run(algo: str, rounds: int = 60, seed: int = 0, eps: float = 0.05, **kw):
+    task = TVSynthetic(epsilon=eps, n_points=200, seed=seed)
+    ctx = BuildContext(task=task, rounds=rounds, seed=seed,
+                       surrogate=partial(build, TemporalGPConfig(epsilon=eps), dtype=torch.float64, device="cpu"))
+    entry = registry.get("algorithm", algo)
+    algorithm = entry.load()(entry.make_config(**kw), ctx)
+    return algorithm, run(task, algorithm, budget=Budget(rounds))
+
+
+def test_skipped_rounds_record_no_value_no_cost_but_regret_against_the_round_optimum():
+    algo, res = _run("tv_gp_ucb", query="bernoulli", query_prob=0.5)
+    skipped = [r for r in res.records if not r.queried]
+    assert 10 < len(skipped) < 50
+    task = algo.task
+    for r in skipped:
+        assert r.value is None and r.cost == 0.0
+        f = task.function(r.round)
+        assert r.optimum == pytest.approx(f.max()) and r.true_value == pytest.approx(f[task.index(r.config)])
+    assert res.summary["query_cost"] == len(res.records) - len(skipped)
+    expected = sum(r.optimum - r.true_value for r in res.records)
+    assert res.summary["cumulative_regret"] == pytest.approx(expected)
+    assert algo.model.n == res.summary["query_cost"]  # only observed rounds reach the model
+
+
+def test_ce_and_lcb_ucb_query_less_than_always_but_keep_querying():
+    _, always = _run("tv_gp_ucb", rounds=80)
+    _, ce = _run("ce_gp_ucb", rounds=80, kappa=0.8)
+    _, lcb = _run("tv_gp_ucb", rounds=80, query="lcb_ucb")
+    assert always.summary["query_cost"] == 80
+    for res in (ce, lcb):
+        assert 5 < res.summary["query_cost"] < 80
+        late = [r.queried for r in res.records[40:]]
+        assert any(late), "the rule stopped querying (a single-optimum plateau trap)"
+    assert all("ce_min_prob" in r.metrics for r in ce.records)
+
+
+def test_r_gp_ucb_resets_its_model_and_ignores_time():
+    algo, _ = _run("r_gp_ucb", rounds=50, reset_every=7)
+    assert algo.model.epsilon == 0.0
+    assert algo.model.n == (50 - 1) % 7 + 1
+
+
+def test_continuous_domain_uses_lbfgs_local_optima():
+    # a task without candidates: the UCB and its local optima are found by L-BFGS-B
+    from hpoflow.tasks.synthetic import make_branin
+
+    task = make_branin(noise_std=0.1)  # minimised: the algorithm models the reward sign * y
+    ctx = BuildContext(task=task, rounds=6, seed=0,
+                       surrogate=partial(build, TemporalGPConfig(epsilon=0.01, noise=1.0, outputscale=100.0),
+                                         dtype=torch.float64, device="cpu"))
+    entry = registry.get("algorithm", "ce_gp_ucb")
+    algorithm = entry.load()(entry.make_config(n_starts=8), ctx)
+    res = run(task, algorithm, budget=Budget(6))
+    assert len(res.records) == 6 and all("n_compared" in r.metrics for r in res.records)
+
+
+def test_config_errors_name_the_key():
+    from hpoflow.algorithms.ce_gp_ucb_config import BanditConfig, TVUCBConfig
+
+    with pytest.raises(ValueError, match="algo.kappa"):
+        TVUCBConfig(kappa=1.5)
+    with pytest.raises(ValueError, match="algo.query"):
+        TVUCBConfig(query="sometimes")
+    with pytest.raises(ValueError, match="algo.query"):
+        BanditConfig(query="ce")
+
+
+def test_cli_runs_every_gp_rule_and_logs_skipped_rounds(run_cli, store):
+    run_cli("-m", "algo=tv_gp_ucb,r_gp_ucb,ce_gp_ucb", "surrogate=tv_gp", "task=tv_synthetic", "task.n_points=100",
+            "budget.rounds=8", f"tracking.uri={store}", "tracking.artifacts=false")
+    runs = mlflow_runs(store, "tv_synthetic")
+    assert sorted(r.data.tags["algo"] for r in runs) == ["ce_gp_ucb", "r_gp_ucb", "tv_gp_ucb"]
+    client = MlflowClient(tracking_uri=store)
+    for r in runs:
+        assert r.info.status == "FINISHED"
+        hist = client.get_metric_history(r.info.run_id, "cumulative_regret")
+        assert [m.step for m in hist] == list(range(1, 9))  # regret charged on every round, queried or not
+        queried = client.get_metric_history(r.info.run_id, "queried")
+        assert r.data.metrics["query_cost"] == sum(m.value for m in queried)
+
+
+def test_cli_rejects_the_plain_gp_surrogate(run_cli):
+    proc = run_cli("algo=ce_gp_ucb", "task=tv_synthetic", "tracking=off", "budget.rounds=2", check=False)
+    assert proc.returncode != 0 and "surrogate=tv_gp" in proc.stderr

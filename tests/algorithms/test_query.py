@@ -1,0 +1,86 @@
+"""Query rules and UCB local optima: closed forms against Monte Carlo and brute force."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from hpoflow.algorithms.query import (
+    ce_probability,
+    ce_rule,
+    cluster_representatives,
+    discrete_ascent,
+    knn_graph,
+    lcb_ucb_rule,
+    mean_shift,
+)
+
+
+def test_ce_probability_matches_monte_carlo():
+    g = torch.Generator().manual_seed(0)
+    mean_t, var_t = 0.3, 0.2
+    mean = torch.tensor([0.0, 0.3, 0.8, -1.0], dtype=torch.float64)
+    var = torch.tensor([0.1, 0.5, 0.05, 1.0], dtype=torch.float64)
+    n = 400_000
+    yt = mean_t + math.sqrt(var_t) * torch.randn(n, generator=g, dtype=torch.float64)
+    y = mean + var.sqrt() * torch.randn(n, 4, generator=g, dtype=torch.float64)
+    mc = (yt[:, None] > y).double().mean(0)
+    torch.testing.assert_close(ce_probability(mean_t, var_t, mean, var), mc, atol=4e-3, rtol=0)
+
+
+def test_ce_rule_queries_iff_some_probability_below_kappa():
+    mean, var = torch.tensor([0.0, 0.9]), torch.tensor([0.01, 0.01])
+    q, p = ce_rule(1.0, 0.01, mean, var, kappa=0.9)
+    assert q and p == pytest.approx(0.5 * math.erfc(-0.1 / math.sqrt(0.02) / math.sqrt(2)), rel=1e-5)
+    assert not ce_rule(1.0, 0.01, mean[:1], var[:1], kappa=0.9)[0]
+    assert ce_rule(1.0, 0.01, torch.empty(0), torch.empty(0), 0.9) == (False, 1.0)
+
+
+def test_lcb_ucb_rule_never_skips_when_intervals_overlap():
+    rng = np.random.default_rng(0)
+    beta = 2.0
+    root = math.sqrt(beta)
+    for _ in range(2000):
+        k = int(rng.integers(1, 6))
+        mean_t, sd_t = rng.normal(), rng.uniform(0.01, 1)
+        mean, sd = rng.normal(size=k), rng.uniform(0.01, 1, size=k)
+        overlap = bool(((mean + root * sd) > (mean_t - root * sd_t)).any())
+        q, _ = lcb_ucb_rule(mean_t, sd_t**2, torch.tensor(mean), torch.tensor(sd**2), beta)
+        assert q == overlap
+    # separated intervals: skip
+    assert not lcb_ucb_rule(5.0, 0.01, torch.tensor([0.0, 1.0]), torch.tensor([0.01, 0.04]), beta)[0]
+
+
+def test_lcb_ucb_is_the_ce_rule_at_kappa_phi_sqrt2beta_for_equal_variances():
+    # App. B: with equal variances, the LCB-UCB rule equals the CE rule at kappa = Phi(sqrt(2 beta))
+    beta, var = 2.0, 0.04
+    kappa = 0.5 * math.erfc(-math.sqrt(2 * beta) / math.sqrt(2))
+    for gap in np.linspace(0.0, 1.0, 41):
+        m = torch.tensor([1.0 - gap], dtype=torch.float64)
+        v = torch.tensor([var], dtype=torch.float64)
+        assert ce_rule(1.0, var, m, v, kappa)[0] == lcb_ucb_rule(1.0, var, m, v, beta)[0] or \
+            abs(gap - 2 * math.sqrt(beta * var)) < 1e-9
+
+
+def test_discrete_ascent_finds_every_local_maximum_and_stops_on_plateaus():
+    x = torch.linspace(0, 1, 401, dtype=torch.float64).reshape(-1, 1)
+    f = torch.sin(6 * math.pi * x[:, 0])  # three maxima at 1/12, 5/12, 9/12
+    nbr, dist = knn_graph(x, 16)
+    ends = discrete_ascent(f, nbr, dist, torch.arange(0, 401, 5), slope_tol=1e-3)
+    found = sorted({round(float(x[i]), 2) for i in ends if f[i] > 0.99})
+    assert found == [0.08, 0.42, 0.75]
+    assert all(float(f[i]) > 0.99 or int(i) in (0, 400) for i in ends)  # every walker ends at a maximum
+    flat = torch.zeros(401, dtype=torch.float64)
+    starts = torch.tensor([10, 200, 390])
+    assert discrete_ascent(flat, nbr, dist, starts, slope_tol=1e-3).tolist() == starts.tolist()
+
+
+def test_mean_shift_merges_points_closer_than_the_bandwidth():
+    pts = torch.tensor([[0.0], [0.05], [0.1], [0.6], [0.62], [0.95]], dtype=torch.float64)
+    labels = mean_shift(pts, 0.2)
+    assert labels[0] == labels[1] == labels[2] and labels[3] == labels[4]
+    assert len(set(labels.tolist())) == 3
+    reps = cluster_representatives(pts, torch.tensor([0.0, 2.0, 1.0, 0.0, 3.0, 1.0]), 0.2)
+    assert sorted(reps.tolist()) == [1, 4, 5]
