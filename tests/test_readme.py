@@ -47,7 +47,7 @@ def bash_commands() -> list[str]:
 def kind(cmd: str) -> str:
     if cmd.startswith("make "):
         return "make"
-    if re.match(r"python scripts/reproduce_\w+\.py", cmd):
+    if re.match(r"python scripts/(reproduce_\w+|table_a\d_\w+)\.py", cmd):
         return "reproduction"
     if cmd.startswith("python scripts/check_ui.py"):
         return "browser"
