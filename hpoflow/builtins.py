@@ -1,9 +1,11 @@
 """The built-in components, registered by import path so that nothing heavy is imported at start-up."""
 from __future__ import annotations
 
+from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
 from hpoflow.algorithms.configs import GPBOConfig, GridConfig, RandomConfig
 from hpoflow.registry import register
 from hpoflow.surrogates.configs import GPConfig
+from hpoflow.tasks.bilevel_config import BilevelConfig
 from hpoflow.tasks.configs import ClassifierConfig, SyntheticConfig
 
 A, T, S = "algorithm", "task", "surrogate"
@@ -14,6 +16,12 @@ register(A, "grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "
 register(A, "gp_ucb", "hpoflow.algorithms.gp_bo:GPUCB", GPBOConfig, "GP-UCB (constant or Srinivas beta)")
 register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPBOConfig, "GP-EI (log-EI, best-observed incumbent)")
 register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPBOConfig, "GP-PI (probability of improvement)")
+_bl = "hpoflow.algorithms.bilevel"
+_small = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5")
+register(A, "sho", f"{_bl}:SHO", SHOConfig, "local SHO hypernetwork HPO (paper 001, App. B); needs task=ridge|logreg",
+         smoke=_small)
+register(A, "my_hpo", f"{_bl}:MYHPO", MYHPOConfig,
+         "MY-HPO (paper 001; algo.variant=constant|backtracking|full); needs task=ridge|logreg", smoke=_small)
 
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
@@ -30,3 +38,7 @@ register(T, "go_ucb_f1", f"{_syn}:make_go_ucb_f1", SyntheticConfig,
 for _name in ("breast_cancer", "wine", "digits"):
     register(T, _name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
              f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {_name} by 5-fold CV accuracy")
+register(T, "ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
+         "bilevel ridge: least squares + e^λ||w||² (task.dataset=nir|digits_regression), minimise L_V")
+register(T, "logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
+         "bilevel logistic + e^λ||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")
