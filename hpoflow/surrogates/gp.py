@@ -18,6 +18,7 @@ from torch import Tensor
 import gpytorch
 from gpytorch.constraints import GreaterThan, Interval
 from gpytorch.priors import LogNormalPrior
+from linear_operator.utils.errors import NotPSDError
 from linear_operator.utils.warnings import NumericalWarning
 
 from hpoflow.surrogates.configs import GPConfig
@@ -181,7 +182,7 @@ class ExactGP:
             res = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": self.config.max_iter})
             if np.isfinite(res.fun) and res.fun <= best[0]:
                 best = (float(res.fun), res.x)
-        except (RuntimeError, ValueError, np.linalg.LinAlgError, gpytorch.utils.errors.NotPSDError):
+        except (RuntimeError, ValueError, np.linalg.LinAlgError, NotPSDError):
             pass  # keep the warm start: an ill-conditioned step must not abort the optimisation run
         return best
 
@@ -244,7 +245,7 @@ def _robust_cholesky(K: Tensor, max_tries: int = 6) -> Tensor:
         if int(info) == 0:
             return L
         jitter = 1e-8 * 10**attempt if jitter == 0 else jitter * 10
-    raise gpytorch.utils.errors.NotPSDError(f"kernel matrix not positive definite even with jitter {jitter:.1e}")
+    raise NotPSDError(f"kernel matrix not positive definite even with jitter {jitter:.1e}")
 
 
 def build(config: GPConfig, dim: int, dtype: torch.dtype, device: torch.device) -> ExactGP:
