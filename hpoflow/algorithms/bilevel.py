@@ -34,16 +34,19 @@ def backtrack(fn: Callable[[Tensor], Tensor], x: Tensor, direction: Tensor, step
               armijo: float, max_halvings: int) -> tuple[float, int]:
     """Largest ``t = step * shrink^j`` with ``fn(x - t d) <= fn(x) - armijo t ||d||²`` (Beck, ch. 4).
 
-    Returns ``(t, function evaluations)``; ``t = 0`` when no trial decreases ``fn`` (the variable then
+    Returns ``(t, function evaluations)``; ``t = 0`` when no trial satisfies the test (the variable then
     stays put), so an ascent step is never accepted even if ``d`` is not an exact gradient.
     """
     with torch.no_grad():
         f0 = float(fn(x))
         dd = float(torch.sum(direction * direction))
+        negligible = 1e-13 * (1.0 + float(torch.linalg.vector_norm(x))) / max(math.sqrt(dd), 1e-300)
         t = step
         for j in range(max_halvings):
+            if t < negligible:  # the move would vanish in round-off: stop early, stay put
+                return 0.0, j + 1
             f = float(fn(x - t * direction))
-            if math.isfinite(f) and f <= f0 - armijo * t * dd and (f < f0 or dd == 0.0):
+            if math.isfinite(f) and f <= f0 - armijo * t * dd:
                 return t, j + 2
             t *= shrink
     return 0.0, max_halvings + 1
