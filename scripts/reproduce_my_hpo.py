@@ -42,9 +42,10 @@ BLACK_BOX = ("random", "grid", "gp_ei")
 
 
 def jobs_for(seeds: int, datasets: list[str]) -> list[tuple]:
-    jobs = []
-    for ds in datasets:
-        for seed in range(seeds):
+    jobs = []  # seed-major, cheap datasets first: an interrupted run still has whole seeds everywhere
+    order = sorted(datasets, key=lambda d: DATASETS[d][1])
+    for seed in range(seeds):
+        for ds in order:
             jobs += [(ds, "sho", (a,), seed) for a in SHO_ALPHAS]
             for s in MY_SETTINGS[ds]:
                 jobs += [(ds, "my_hpo_C", s, seed), (ds, "my_hpo_BT", s, seed)]
@@ -128,7 +129,10 @@ def stats(rows: list[dict], key: str) -> str:
     vals = np.array([r[key] for r in rows if not r["diverged"] and key in r], dtype=float)
     if len(vals) == 0:
         return "diverged"
-    return f"{100 * vals.mean():8.2f} ± {100 * vals.std():6.2f}"
+    m, sd = 100 * vals.mean(), 100 * vals.std()
+    if abs(m) >= 1e4:  # a black-box training run that blew up without overflowing to NaN
+        return f"{m:8.1e} ± {sd:6.0e}"
+    return f"{m:8.2f} ± {sd:6.2f}"
 
 
 def group(results: dict[str, dict], ds: str) -> dict[tuple, list[dict]]:
@@ -149,9 +153,12 @@ def best_setting(groups: dict[tuple, list[dict]], method: str) -> tuple | None:
 
 
 def report(results: dict[str, dict], datasets: list[str], seeds: int) -> str:
-    lines = [f"Paper 001 reproduction: losses x100, mean ± std over {seeds} seeds (resampled splits).",
+    lines = [f"Paper 001 reproduction: losses x100, mean ± std over up to {seeds} seeds (resampled splits);",
+             "'div' = diverged runs / runs done for that cell.",
              "Regression losses are in units of Var(y_train) (targets standardised); diverged runs are excluded",
-             "from mean ± std and counted in 'div'. n_g = gradient computations per run.", ""]
+             "from mean ± std and counted in 'div'. n_g = gradient computations per run. Black-box: the reported",
+             "model is the evaluated λ with the lowest validation loss; an evaluation whose n_T-step training",
+             "diverges (NaN) is skipped (on_error=skip); 'div' counts runs where every evaluation diverged.", ""]
     lines.append("== Table 2 layout: equal gradient budget n_g = 2 n_T (best step sizes for SHO / MY-HPO) ==")
     for ds in datasets:
         g = group(results, ds)
@@ -178,10 +185,14 @@ def report(results: dict[str, dict], datasets: list[str], seeds: int) -> str:
             rows = g[k]
             lam = np.array([r["lambda"] for r in rows if not r["diverged"] and "lambda" in r])
             lam_s = f"{lam.mean():7.2f} ± {lam.std():5.2f}" if len(lam) else "-"
-            n_g = int(np.median([r["grad_evals"] for r in rows]))
+            if k[0] in BLACK_BOX:  # failed (diverged) evaluations are charged 0 by the loop but spent n_T
+                n_g = k[1][0] * n_t
+                note = f"  failed evals {sum(r['failed_evals'] for r in rows)}/{sum(r.get('evals', k[1][0]) for r in rows)}"
+            else:
+                n_g, note = int(np.median([r["grad_evals"] for r in rows])), ""
             lines.append(f"{label(*k):44s}{stats(rows, 'train_loss'):>18s}{stats(rows, 'val_loss'):>18s}"
                          f"{stats(rows, 'test_loss'):>18s}{sum(r['diverged'] for r in rows):>3d}/{len(rows):<2d}"
-                         f"{lam_s:>16s}{n_g:>7d}")
+                         f"{lam_s:>16s}{n_g:>7d}{note}")
     return "\n".join(lines)
 
 
@@ -191,6 +202,7 @@ def main() -> None:
     p.add_argument("--datasets", nargs="*", default=list(DATASETS))
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--cache", default="/tmp/issue6/reproduce_my_hpo.jsonl")
+    p.add_argument("--report-only", action="store_true", help="print the tables from the cache, run nothing")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "reproduce_my_hpo.txt"))
     args = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -201,10 +213,10 @@ def main() -> None:
         for line in cache.read_text().splitlines():
             row = json.loads(line)
             results[row["key"]] = row
-    todo = [j for j in jobs_for(args.seeds, args.datasets) if key_of(j) not in results]
+    todo = [j for j in jobs_for(args.seeds, args.datasets) if key_of(j) not in results and not args.report_only]
     print(f"{len(todo)} runs to do ({len(results)} cached)", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    with cache.open("a") as fh, Pool(args.workers) as pool:
+    with cache.open("a") as fh, Pool(max(1, min(args.workers, len(todo)))) as pool:
         for i, row in enumerate(pool.imap_unordered(run_job, todo, chunksize=1), 1):
             results[row["key"]] = row
             fh.write(json.dumps(row) + "\n")
