@@ -130,6 +130,11 @@ class MYHPO(_BilevelAlgorithm):
     ``L_V(λφ1 + φ0) + uᵀ(w - λφ1 - φ0) + ρ/2||w - λφ1 - φ0||²``; then ``u += ρ(w - Λ^{k+1}φ)``.
     ``variant=backtracking`` halves each step until its objective decreases; ``variant=full``
     (Algorithm 3) solves the three sub-problems to optimality by L-BFGS.
+
+    Since ``G_φ(λ') = (λ'/λ)(v - v̄) + v̄``, a λ-step rescales the centred weights; at a fixed point
+    ``(v - v̄)ᵀ∇L_V(v) = 0``, which is λ* only when ``w*(λ)`` moves along ``v - v̄`` (tested on such a
+    problem). The model's slope ``(v - v̄)/λ`` has the right sign (more penalty, smaller weights) only
+    for λ < 0, so from the paper's start λ = -1 the iterates approach but do not cross λ = 0.
     """
 
     def __init__(self, config: MYHPOConfig, ctx: BuildContext) -> None:
