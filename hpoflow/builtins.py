@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 from hpoflow.algorithms.bbo_config import BBOConfig
+from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
 from hpoflow.algorithms.ce_gp_ucb_config import BanditConfig, TVUCBConfig
 from hpoflow.algorithms.configs import GPBOConfig, GridConfig, RandomConfig
 from hpoflow.registry import register
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.temporal_config import TemporalGPConfig
+from hpoflow.tasks.bilevel_config import BilevelConfig
 from hpoflow.tasks.configs import ClassifierConfig, SyntheticConfig
-from hpoflow.tasks.training_config import TrainingConfig
 from hpoflow.tasks.time_varying_config import OnlineDigitsConfig, TVBanditConfig, TVSyntheticConfig
+from hpoflow.tasks.training_config import TrainingConfig
 
 A, T, S = "algorithm", "task", "surrogate"
 
@@ -42,6 +44,12 @@ for _name, _cls, _desc in (("exp3s", "EXP3S", "EXP3.S (switching bandits)"),
                            ("ucb1", "UCB1", "UCB1 bandit")):
     register(A, _name, f"hpoflow.algorithms.bandits:{_cls}", BanditConfig,
              f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries", smoke=_bandit_smoke)
+_bl = "hpoflow.algorithms.bilevel"
+_small = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5")
+register(A, "sho", f"{_bl}:SHO", SHOConfig, "local SHO hypernetwork HPO (paper 001, App. B); needs task=ridge|logreg",
+         smoke=_small)
+register(A, "my_hpo", f"{_bl}:MYHPO", MYHPOConfig,
+         "MY-HPO (paper 001; algo.variant=constant|backtracking|full); needs task=ridge|logreg", smoke=_small)
 
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
@@ -78,3 +86,7 @@ register(T, "tv_bandit", f"{_tv}:make_tv_bandit", TVBanditConfig,
          "3-armed bandit with sine / gaussian / piecewise drift (paper 002 Table A1), maximise")
 register(T, "online_digits", "hpoflow.tasks.online_hpo:make_online_digits", OnlineDigitsConfig,
          "online HPO: learning-rate multiplier of each k SGD steps on digits; reward = val-accuracy gain")
+register(T, "ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
+         "bilevel ridge: least squares + e^λ||w||² (task.dataset=nir|digits_regression), minimise L_V")
+register(T, "logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
+         "bilevel logistic + e^λ||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")

@@ -1,0 +1,75 @@
+"""Configs of the gradient-based bilevel HPO algorithms ``sho`` and ``my_hpo`` (no torch import).
+
+Defaults follow paper 001 (Appendix D): SHO β = 0.01, σ = 1e-4; MY-HPO ρ = 1; both start at λ = -1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VARIANTS = ("constant", "backtracking", "full")
+W_GRADS = ("reuse", "fresh")
+
+
+def _positive(name: str, value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"algo.{name}={value} must be > 0")
+
+
+@dataclass(frozen=True)
+class SHOConfig:
+    """Local SHO (Lorraine & Duvenaud 2018): hypernetwork w = λφ1 + φ0, λ̂ ~ N(λ, σ²)."""
+
+    name: str = "sho"
+    alpha: float = 0.01      # step on the hypernetwork φ (training loss)
+    beta: float = 0.01       # step on λ (validation loss)
+    sigma: float = 1e-4      # perturbation std of λ̂
+    init_lambda: float = -1.0
+
+    def __post_init__(self) -> None:
+        for key in ("alpha", "beta"):
+            _positive(key, getattr(self, key))
+        if self.sigma < 0:
+            raise ValueError(f"algo.sigma={self.sigma} must be >= 0")
+
+
+@dataclass(frozen=True)
+class MYHPOConfig:
+    """MY-HPO: Algorithm 1 with constant (C) or backtracking (BT) steps, or Algorithm 3 (full).
+
+    ``w_grad``: Algorithm 1 writes the w-step with the gradient ∇_v L_T already computed for v
+    (``reuse``: two gradient computations per iteration, as the paper counts); ``fresh`` evaluates
+    ∇_w L_T(w, λ) instead, which costs a third gradient per iteration.
+    """
+
+    name: str = "my_hpo"
+    variant: str = "backtracking"
+    alpha: float = 0.01      # v-step (training loss)
+    beta: float = 0.01       # w-step (MY-regularised training loss)
+    delta: float = 0.5       # λ-step (MY-regularised validation loss)
+    rho: float = 1.0
+    init_lambda: float = -1.0
+    w_grad: str = "reuse"
+    shrink: float = 0.5      # backtracking factor
+    armijo: float = 1e-4     # sufficient-decrease constant of backtracking
+    max_halvings: int = 30   # after this many the variable does not move in that iteration
+    inner_tol: float = 1e-10  # full variant: gradient tolerance of the exact sub-problems
+    inner_max_iter: int = 500  # full variant: L-BFGS iterations per sub-problem
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"algo.variant='{self.variant}' is unknown; allowed: {', '.join(VARIANTS)}")
+        if self.w_grad not in W_GRADS:
+            raise ValueError(f"algo.w_grad='{self.w_grad}' is unknown; allowed: {', '.join(W_GRADS)}")
+        for key in ("alpha", "beta", "delta", "inner_tol"):
+            _positive(key, getattr(self, key))
+        if self.rho < 0:
+            raise ValueError(f"algo.rho={self.rho} must be >= 0")
+        if not 0 < self.shrink < 1:
+            raise ValueError(f"algo.shrink={self.shrink} must be in (0, 1)")
+        if not 0 <= self.armijo < 1:
+            raise ValueError(f"algo.armijo={self.armijo} must be in [0, 1)")
+        if self.max_halvings < 1 or self.inner_max_iter < 1:
+            raise ValueError(f"algo.max_halvings={self.max_halvings} and algo.inner_max_iter="
+                             f"{self.inner_max_iter} must be >= 1")
+        if self.init_lambda == 0:
+            raise ValueError("algo.init_lambda=0 is not allowed: MY-HPO divides by λ (φ1 = (v - v̄)/λ)")
