@@ -83,9 +83,15 @@ class GPBO(AskTellAlgorithm):
         return Suggestion(self.task.space.decode(x), x, info=info)
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
-        if isinstance(outcome, Failure) or not suggestion.observe or not math.isfinite(outcome.value):
+        if not suggestion.observe:
             return
-        reward = self.sign * outcome.value
+        if isinstance(outcome, Failure) or not math.isfinite(outcome.value):
+            if not self.y:
+                return
+            # a failed point gets the worst reward seen so far, so the GP steers away instead of re-proposing it
+            reward = min(self.y)
+        else:
+            reward = self.sign * outcome.value
         self.X.append(suggestion.x.detach().clone())
         self.y.append(reward)
         start = time.perf_counter()
