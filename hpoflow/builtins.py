@@ -30,3 +30,18 @@ register(T, "go_ucb_f1", f"{_syn}:make_go_ucb_f1", SyntheticConfig,
 for _name in ("breast_cancer", "wine", "digits"):
     register(T, _name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
              f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {_name} by 5-fold CV accuracy")
+
+# GO-UCB (papers 003/004), its parametric surrogate, and the TuRBO baseline
+from hpoflow.algorithms.go_ucb_config import GOUCBConfig  # noqa: E402
+from hpoflow.surrogates.parametric_config import ParametricConfig  # noqa: E402
+
+register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
+         "GO-UCB: neural-network surrogate, ball (ICML) or bonus (arXiv) optimism",
+         smoke=("task=branin", "budget.rounds=6", "algo.model.iterations=50", "algo.ascent_steps=5"))
+register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
+         "two-layer network f_w(x) with a linearised (Laplace) variance")
+from hpoflow.algorithms.turbo_config import TuRBOConfig  # noqa: E402
+
+register(A, "turbo", "hpoflow.algorithms.turbo:TuRBO", TuRBOConfig,
+         "TuRBO-1: trust-region BO with Thompson sampling on the exact GP",
+         smoke=("task=branin", "budget.rounds=8"))
