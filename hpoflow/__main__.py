@@ -4,12 +4,20 @@ from __future__ import annotations
 import os
 import sys
 
-import hydra
-from omegaconf import DictConfig, OmegaConf
+if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
+    from hpoflow.cli_help import help_text
 
-from hpoflow.schema import register_configs
+    print(help_text())
+    sys.exit(0)
+
+import hydra  # noqa: E402 - after the fast --help path, which needs no Hydra
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+from hpoflow.cli_errors import install as install_error_reporter  # noqa: E402
+from hpoflow.schema import register_configs  # noqa: E402
 
 register_configs()
+install_error_reporter()
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
@@ -18,6 +26,7 @@ def main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from hpoflow.app import ConfigError, run_from_settings, sweep_id_from, validate
+    from hpoflow.loop import ObjectiveError
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -30,6 +39,11 @@ def main(cfg: DictConfig) -> None:
             raise
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except ObjectiveError as exc:
+        # the run is already marked FAILED with everything logged; in a sweep the other jobs go on
+        print(f"Error: run failed: {exc}", file=sys.stderr)
+        if not multirun:
+            sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -128,8 +128,9 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str) -> dict[str, str]:
-    tags = {"algo": str(s.raw["algo"].get("name", s.algo_target)), "task": str(s.raw["task"].get("name", s.task_target)),
+def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: str) -> dict[str, str]:
+    algo = s.raw["algo"].get("name") or str(s.algo_target).replace(":", ".").rsplit(".", 1)[-1]
+    tags = {"algo": str(algo), "task": str(s.raw["task"].get("name") or task_name),
             "surrogate": str(s.raw.get("surrogate", {}).get("name")), "hardware": hardware_desc,
             "seed": str(s.seed), "git_commit": _git_commit()}
     if sweep_id:
@@ -167,14 +168,15 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         from hpoflow.tracking.store import default_uri
 
         uri = s.tracking.uri or default_uri()
-        tags = tags_for(s, sweep_id, resolved.description)
+        tags = tags_for(s, sweep_id, resolved.description, task.name)
+        tags["direction"] = task.direction.value
+        tags["regret_reference"] = ("optimum" if task.optimum is not None
+                                    else "bound" if task.bound is not None else "none")
         experiment = s.tracking.experiment or tags["task"]
         run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
         tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
                                 artifacts=s.tracking.artifacts)
         tracker.start(s.raw, tags, config_text)
-        tracker.client.set_tag(tracker.run_id, "regret_reference",
-                               "optimum" if task.optimum is not None else ("bound" if task.bound is not None else "none"))
     result = run(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error)
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))

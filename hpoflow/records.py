@@ -103,10 +103,11 @@ class RegretBook:
     def add(self, record: Record) -> dict[str, float]:
         """Update the book with ``record`` and return its metrics (step = record.round)."""
         self.query_cost += record.cost
-        out: dict[str, float] = {"query_cost": self.query_cost, "queried": float(record.queried)}
+        out: dict[str, float] = {"query_cost": self.query_cost}
         if record.failed:
             self.n_failed += 1
-        out["failed"] = float(self.n_failed)
+        if self.n_failed:  # logged once anything failed; absent means "none failed" (saves a write per round)
+            out["failed"] = float(self.n_failed)
         if record.queried and _finite(record.value):
             out["value"] = float(record.value)  # type: ignore[arg-type]
             if self.best_value is None or self.direction.better(record.value, self.best_value):  # type: ignore[arg-type]
@@ -120,7 +121,7 @@ class RegretBook:
             self.cumulative_regret += r
             self.simple_regret = min(self.simple_regret, r)
             out.update(regret=r, cumulative_regret=self.cumulative_regret, simple_regret=self.simple_regret)
-        if record.true_value is not None:
+        if record.true_value is not None and record.true_value != record.value:
             out["true_value"] = float(record.true_value)
         for key, val in record.metrics.items():
             if isinstance(val, (int, float)) and math.isfinite(val):

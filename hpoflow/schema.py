@@ -47,11 +47,19 @@ def register_configs() -> None:
     from hpoflow import registry
 
     cs = ConfigStore.instance()
+
+    def node(obj: Any) -> Any:  # frozen dataclasses become read-only nodes; overrides must stay possible
+        from omegaconf import OmegaConf
+
+        cfg = OmegaConf.structured(obj)
+        OmegaConf.set_readonly(cfg, False)
+        return cfg
+
     cs.store(name="root_schema", node=RootConfig)
     for kind, group in registry.GROUP_OF_KIND.items():
         for entry in registry.entries(kind):
-            cs.store(group=group, name=entry.name, node=entry.make_config())
+            cs.store(group=group, name=entry.name, node=node(entry.make_config()))
     for name, device in (("cpu", "cpu"), ("cuda", "cuda"), ("auto", "auto")):
-        cs.store(group="hardware", name=name, node=HardwareConfig(name=name, device=device))
+        cs.store(group="hardware", name=name, node=node(HardwareConfig(name=name, device=device)))
     cs.store(group="tracking", name="mlflow", node=TrackingConfig())
     cs.store(group="tracking", name="off", node=TrackingConfig(name="off", enabled=False))

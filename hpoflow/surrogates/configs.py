@@ -20,7 +20,9 @@ class GPConfig:
     learn_outputscale: bool = False  # standardised outputs make a unit signal variance a good default
     min_noise: float = 1e-6
     max_iter: int = 100
-    refit_every: int = 1             # refit hyperparameters every k updates; otherwise rank-one Cholesky update
+    refit_every: int = 0             # k >= 1: refit every k updates; 0: auto schedule (growth + surprise)
+    refit_growth: float = 0.1        # auto: refit once n has grown by this fraction since the last fit
+    refit_surprise: float = 3.0      # auto: refit when a new point's standardised residual exceeds this
     standardize: bool = True
 
     def __post_init__(self) -> None:
@@ -31,7 +33,10 @@ class GPConfig:
         for key in ("lengthscale", "noise", "outputscale", "min_noise"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"surrogate.{key}={getattr(self, key)} must be > 0")
-        if self.refit_every < 1:
-            raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 1")
+        if self.refit_every < 0:
+            raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 0 (0 = auto schedule)")
+        if self.refit_growth < 0 or self.refit_surprise <= 0:
+            raise ValueError(f"surrogate.refit_growth={self.refit_growth} must be >= 0 and "
+                             f"surrogate.refit_surprise={self.refit_surprise} > 0")
         if self.max_iter < 1:
             raise ValueError(f"surrogate.max_iter={self.max_iter} must be >= 1")

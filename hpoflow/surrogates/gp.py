@@ -18,6 +18,7 @@ from torch import Tensor
 import gpytorch
 from gpytorch.constraints import GreaterThan, Interval
 from gpytorch.priors import LogNormalPrior
+from linear_operator.utils.errors import NotPSDError
 from linear_operator.utils.warnings import NumericalWarning
 
 from hpoflow.surrogates.configs import GPConfig
@@ -62,6 +63,7 @@ class ExactGP:
         self.X = torch.empty(0, dim, dtype=dtype, device=self.device)
         self.y = torch.empty(0, dtype=dtype, device=self.device)
         self._updates_since_fit = 0
+        self._n_at_fit = 0
         self._build()
 
     # -- model construction -------------------------------------------------------------------
@@ -113,17 +115,35 @@ class ExactGP:
             self._fit_hyperparameters()
         self._factorise()
         self._updates_since_fit = 0
+        self._n_at_fit = self.n
 
     def update(self, x: Tensor, y: Tensor) -> None:
-        """Append points ``x`` (``k x d``) with values ``y`` (``k``)."""
+        """Append points ``x`` (``k x d``) with values ``y`` (``k``).
+
+        Hyperparameters are refitted (warm-started) when the schedule says so; otherwise the Cholesky
+        factor is extended in O(n^2) per point with the current hyperparameters.
+        """
         x = x.detach().to(self.device, self.dtype).reshape(-1, self.dim)
         y = y.detach().to(self.device, self.dtype).reshape(-1)
         self._updates_since_fit += 1
-        if self.n == 0 or (self.config.fit == "mll" and self._updates_since_fit >= self.config.refit_every):
+        if self.n < 2 or self._refit_due(x, y):
             self.fit(torch.cat([self.X, x]), torch.cat([self.y, y]))
             return
         for xi, yi in zip(x, y):
             self._extend(xi, yi)
+
+    def _refit_due(self, x: Tensor, y: Tensor) -> bool:
+        c = self.config
+        if c.fit != "mll":
+            return False
+        if c.refit_every >= 1:
+            return self._updates_since_fit >= c.refit_every
+        if self.n + x.shape[0] >= (1 + c.refit_growth) * self._n_at_fit:
+            return True
+        with torch.no_grad():
+            mean, var = self.posterior(x, standardized=True)
+            resid = (self.standardize(y) - mean).abs() / (var + self.noise).sqrt()
+        return bool((resid > c.refit_surprise).any())
 
     def _standardise(self) -> None:
         if self.config.standardize and self.n >= 2:
@@ -181,7 +201,7 @@ class ExactGP:
             res = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": self.config.max_iter})
             if np.isfinite(res.fun) and res.fun <= best[0]:
                 best = (float(res.fun), res.x)
-        except (RuntimeError, ValueError, np.linalg.LinAlgError, gpytorch.utils.errors.NotPSDError):
+        except (RuntimeError, ValueError, np.linalg.LinAlgError, NotPSDError):
             pass  # keep the warm start: an ill-conditioned step must not abort the optimisation run
         return best
 
@@ -244,7 +264,7 @@ def _robust_cholesky(K: Tensor, max_tries: int = 6) -> Tensor:
         if int(info) == 0:
             return L
         jitter = 1e-8 * 10**attempt if jitter == 0 else jitter * 10
-    raise gpytorch.utils.errors.NotPSDError(f"kernel matrix not positive definite even with jitter {jitter:.1e}")
+    raise NotPSDError(f"kernel matrix not positive definite even with jitter {jitter:.1e}")
 
 
 def build(config: GPConfig, dim: int, dtype: torch.dtype, device: torch.device) -> ExactGP:

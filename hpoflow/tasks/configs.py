@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -11,8 +12,12 @@ class SyntheticConfig:
     name: str = "branin"
     dim: int = 20
     noise_std: float = 0.0
+    low: Optional[float] = None   # box [low, high]^dim for the dimension-free functions (default: paper's)
+    high: Optional[float] = None
 
     def __post_init__(self) -> None:
+        if self.low is not None and self.high is not None and not self.low < self.high:
+            raise ValueError(f"task.low={self.low} must be < task.high={self.high}")
         if self.dim < 1:
             raise ValueError(f"task.dim={self.dim} must be >= 1")
         if self.noise_std < 0:

@@ -73,15 +73,40 @@ def make_branin(noise_std: float = 0.0, seed: int = 0, **_: object) -> Synthetic
                          0.39788735772973816, noise_std, seed)
 
 
-def make_styblinski_tang(dim: int = 20, noise_std: float = 0.0, seed: int = 0, **_: object) -> SyntheticTask:
-    _check_dim(dim)
-    return SyntheticTask("styblinski_tang", styblinski_tang, [(-5.0, 5.0)] * dim, Direction.MINIMIZE,
-                         -39.16616570377142 * dim, noise_std, seed)
+def _separable_min(g: Callable[[np.ndarray], np.ndarray], low: float, high: float) -> float:
+    """Minimum of a 1-d function on [low, high]: dense grid, then bounded refinement (scipy)."""
+    from scipy.optimize import minimize_scalar
+
+    grid = np.linspace(low, high, 20001)
+    i = int(np.argmin(g(grid)))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = minimize_scalar(lambda v: float(g(np.array([v]))[0]), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-12})
+    return float(min(res.fun, g(grid[i:i + 1])[0]))
 
 
-def make_rastrigin(dim: int = 20, noise_std: float = 0.0, seed: int = 0, **_: object) -> SyntheticTask:
+def _box(low: float | None, high: float | None) -> tuple[float, float]:
+    low, high = (-5.0 if low is None else low), (5.0 if high is None else high)
+    if not low < high:
+        raise ValueError(f"task.low={low} must be < task.high={high}")
+    return low, high
+
+
+def make_styblinski_tang(dim: int = 20, noise_std: float = 0.0, seed: int = 0, low: float | None = None,
+                         high: float | None = None, **_: object) -> SyntheticTask:
     _check_dim(dim)
-    return SyntheticTask("rastrigin", rastrigin, [(-5.0, 5.0)] * dim, Direction.MINIMIZE, 0.0, noise_std, seed)
+    lo, hi = _box(low, high)
+    f_star = dim * _separable_min(lambda v: 0.5 * (v**4 - 16 * v**2 + 5 * v), lo, hi)
+    return SyntheticTask("styblinski_tang", styblinski_tang, [(lo, hi)] * dim, Direction.MINIMIZE, f_star,
+                         noise_std, seed)
+
+
+def make_rastrigin(dim: int = 20, noise_std: float = 0.0, seed: int = 0, low: float | None = None,
+                   high: float | None = None, **_: object) -> SyntheticTask:
+    _check_dim(dim)
+    lo, hi = _box(low, high)
+    f_star = dim * _separable_min(lambda v: 10 + v**2 - 10 * np.cos(2 * math.pi * v), lo, hi)
+    return SyntheticTask("rastrigin", rastrigin, [(lo, hi)] * dim, Direction.MINIMIZE, f_star, noise_std, seed)
 
 
 def make_hartmann6(noise_std: float = 0.0, seed: int = 0, **_: object) -> SyntheticTask:
@@ -89,7 +114,9 @@ def make_hartmann6(noise_std: float = 0.0, seed: int = 0, **_: object) -> Synthe
                          noise_std, seed)
 
 
-def make_go_ucb_f1(dim: int = 20, noise_std: float = 0.0, seed: int = 0, **_: object) -> SyntheticTask:
+def make_go_ucb_f1(dim: int = 20, noise_std: float = 0.0, seed: int = 0, low: float | None = None,
+                   high: float | None = None, **_: object) -> SyntheticTask:
     _check_dim(dim)
-    return SyntheticTask("go_ucb_f1", go_ucb_f1, [(-5.0, 5.0)] * dim, Direction.MAXIMIZE,
-                         go_ucb_f1(np.full(dim, 5.0)), noise_std, seed)
+    lo, hi = _box(low, high)
+    return SyntheticTask("go_ucb_f1", go_ucb_f1, [(lo, hi)] * dim, Direction.MAXIMIZE,
+                         go_ucb_f1(np.full(dim, hi)), noise_std, seed)

@@ -1,0 +1,64 @@
+"""One-line errors for bad input: compress Hydra's multi-line composition errors.
+
+Hydra prints config-composition errors over several lines plus a hint; a user who mistyped one
+override wants one line naming the key and what is allowed. ``HYDRA_FULL_ERROR=1`` keeps Hydra's own
+behaviour (full traceback). Hydra has no hook for this, so its reporter is wrapped (a private function:
+the wrapper falls back to the original for anything it does not recognise).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Any, Callable
+
+
+def one_line(ex: BaseException) -> str | None:
+    """A one-line message for a Hydra/OmegaConf composition error, or None if it is not one."""
+    from hydra.errors import CompactHydraException, MissingConfigException
+    from omegaconf.errors import OmegaConfBaseException
+
+    if isinstance(ex, MissingConfigException) or (isinstance(ex, CompactHydraException) and
+                                                   "Could not find" in str(ex)):
+        text = str(ex).split("Config search path")[0]
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        head = lines[0].removeprefix("In 'config': ")
+        options = [ln for ln in lines[1:] if not ln.endswith(":")]
+        return f"{head}; allowed: {', '.join(options)}" if options else head
+    if isinstance(ex, CompactHydraException):
+        cause = ex.__cause__
+        head = str(ex).splitlines()[0]
+        if isinstance(cause, OmegaConfBaseException):
+            first = str(cause).splitlines()[0]
+            allowed = ""
+            obj = getattr(cause, "object_type", None)
+            if "not in" in first and obj is not None and dataclasses.is_dataclass(obj):
+                allowed = "; allowed keys: " + ", ".join(f.name for f in dataclasses.fields(obj))
+            key = getattr(cause, "full_key", None)
+            return f"{head}: {first}" + (f" (key: {key})" if key else "") + allowed
+        return " ".join(str(ex).split())
+    return None
+
+
+def install() -> None:
+    """Wrap Hydra's error reporter so that composition errors print one line and exit with status 2."""
+    from hydra._internal import utils
+
+    original: Callable[[Any], Any] = utils.run_and_report
+    if getattr(original, "_hpoflow", False):
+        return
+
+    def run_and_report(func: Any) -> Any:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+            return original(func)
+        try:
+            return func()
+        except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
+            message = one_line(ex)
+            if message is None:
+                return original(lambda: (_ for _ in ()).throw(ex))
+            print(f"Error: {message}", file=sys.stderr)
+            sys.exit(2)
+
+    run_and_report._hpoflow = True  # type: ignore[attr-defined]
+    utils.run_and_report = run_and_report

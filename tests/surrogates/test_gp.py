@@ -1,0 +1,84 @@
+import numpy as np
+import torch
+
+from hpoflow.surrogates.configs import GPConfig
+from hpoflow.surrogates.gp import ExactGP
+
+
+def _matern52(A, B, ls, s2):
+    d = np.sqrt((((A[:, None, :] - B[None, :, :]) / ls) ** 2).sum(-1))
+    return s2 * (1 + np.sqrt(5) * d + 5 * d**2 / 3) * np.exp(-np.sqrt(5) * d)
+
+
+def _data(n=12, d=2, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, d, generator=g, dtype=torch.float64)
+    y = torch.sin(6 * X[:, 0]) + X[:, 1] ** 2
+    return X, y
+
+
+def test_posterior_matches_closed_form_with_fixed_hyperparameters():
+    X, y = _data()
+    gp = ExactGP(2, GPConfig(fit="fixed", lengthscale=0.3, noise=1e-2, standardize=False))
+    gp.fit(X, y)
+    Xs = torch.rand(5, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    mean, var = gp.posterior(Xs)
+    A, B, yy = X.numpy(), Xs.numpy(), y.numpy()
+    K = _matern52(A, A, 0.3, 1.0) + 1e-2 * np.eye(len(A))
+    Ks = _matern52(B, A, 0.3, 1.0)
+    ref_mean = Ks @ np.linalg.solve(K, yy)
+    ref_var = 1.0 - np.einsum("ij,ji->i", Ks, np.linalg.solve(K, Ks.T))
+    assert np.allclose(mean.detach().numpy(), ref_mean, atol=1e-8)
+    assert np.allclose(var.detach().numpy(), ref_var, atol=1e-8)
+
+
+def test_rank_one_update_equals_refactorisation():
+    X, y = _data(20)
+    gp = ExactGP(2, GPConfig(refit_every=100))
+    gp.fit(X[:10], y[:10])
+    for i in range(10, 20):
+        gp.update(X[i:i + 1], y[i:i + 1])
+    ref = ExactGP(2, GPConfig())
+    ref.model.load_state_dict(gp.model.state_dict())
+    ref.X, ref.y, ref.y_mean, ref.y_std = X, y, gp.y_mean, gp.y_std
+    ref.z = (y - gp.y_mean) / gp.y_std
+    ref._factorise()
+    Xs = torch.rand(7, 2, dtype=torch.float64)
+    for a, b in zip(gp.posterior(Xs), ref.posterior(Xs)):
+        assert torch.allclose(a, b, atol=1e-9)
+
+
+def test_marginal_likelihood_fit_interpolates_smooth_data():
+    X, y = _data(30)
+    gp = ExactGP(2)
+    gp.fit(X, y)
+    mean, var = gp.posterior(X)
+    assert torch.allclose(mean, y, atol=0.05)
+    assert gp.noise < 0.05 and (gp.lengthscale > 0.025).all()
+    Xs, ys = _data(50, seed=9)
+    assert (gp.posterior(Xs)[0] - ys).abs().mean() < 0.1
+
+
+def test_posterior_is_differentiable_in_inputs_only():
+    X, y = _data()
+    gp = ExactGP(2)
+    gp.fit(X, y)
+    x = torch.rand(3, 2, dtype=torch.float64, requires_grad=True)
+    m, v = gp.posterior(x)
+    (m + v).sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+    assert all(not p.requires_grad for p in gp.model.parameters())
+
+
+def test_auto_refit_schedule_refits_on_growth_or_surprise_only():
+    X, y = _data(60)
+    gp = ExactGP(2)  # refit_every=0: auto
+    gp.fit(X[:40], y[:40])
+    ls = gp.lengthscale.clone()
+    for i in range(40, 43):  # 3 ordinary points: growth < 10%, residuals small -> no refit
+        gp.update(X[i:i + 1], y[i:i + 1])
+    assert gp._n_at_fit == 40 and gp.n == 43 and torch.equal(gp.lengthscale, ls)
+    gp.update(X[43:44], y[43:44])  # n = 44 = 1.1 * 40: growth triggers a refit
+    assert gp._n_at_fit == 44
+    gp.update(X[44:45], y[44:45] + 50.0)  # a wild observation forces a refit
+    assert gp._n_at_fit == 45

@@ -1,0 +1,43 @@
+"""Compose every config group option with Hydra and validate it into the component dataclasses."""
+from __future__ import annotations
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from hpoflow import registry
+from hpoflow.app import ConfigError, validate
+from hpoflow.schema import register_configs
+from tests.conftest import REPO
+
+register_configs()
+OPTIONS = [(group, e.name) for kind, group in registry.GROUP_OF_KIND.items() for e in registry.entries(kind)]
+OPTIONS += [("hardware", "cpu"), ("hardware", "auto"), ("tracking", "mlflow"), ("tracking", "off")]
+
+
+def _compose(*overrides: str):
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+@pytest.mark.parametrize("group,option", OPTIONS)
+def test_every_group_option_composes_and_validates(group, option):
+    cfg = _compose(f"{group}={option}")
+    settings = validate(OmegaConf.to_container(cfg, resolve=True))
+    assert OmegaConf.select(cfg, f"{group}.name") == option
+    assert settings.budget.rounds == 30
+
+
+@pytest.mark.parametrize("override,fragment", [
+    ("budget.rounds=0", "budget.rounds=0"),
+    ("budget.rounds=-3", "budget.rounds=-3"),
+    ("surrogate.kernel=cosine", "surrogate.kernel='cosine'"),
+    ("algo.beta_schedule=fast", "algo.beta_schedule='fast'"),
+    ("on_error=ignore", "on_error='ignore'"),
+    ("task.low=2.0", "task.low=2.0"),
+])
+def test_bad_values_fail_validation_naming_the_key(override, fragment):
+    extra = ["task=rastrigin", "task.high=1.0"] if override.startswith("task.low") else []
+    cfg = _compose(*extra, override)
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(")):
+        validate(OmegaConf.to_container(cfg, resolve=True))

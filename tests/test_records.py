@@ -1,0 +1,35 @@
+import math
+
+import pytest
+
+from hpoflow.records import Direction, Record, RegretBook
+
+
+def test_regret_uses_true_value_and_direction():
+    book = RegretBook(Direction.MINIMIZE, optimum=1.0)
+    m1 = book.add(Record(1, {}, value=3.5, cost=2.0, true_value=3.0))
+    m2 = book.add(Record(2, {}, value=0.5, cost=1.0, true_value=1.5))
+    assert m1["regret"] == 2.0 and m2["regret"] == 0.5
+    assert m2["cumulative_regret"] == 2.5 and m2["simple_regret"] == 0.5
+    assert m2["best_value"] == 0.5 and m2["query_cost"] == 3.0
+
+
+def test_maximise_regret_is_non_negative_and_skipped_rounds_are_charged():
+    book = RegretBook(Direction.MAXIMIZE, optimum=10.0)
+    book.add(Record(1, {}, value=7.0))
+    m = book.add(Record(2, {}, value=None, queried=False, true_value=9.0, cost=0.0))
+    assert m["regret"] == 1.0 and m["cumulative_regret"] == 4.0
+    assert "value" not in m and m["query_cost"] == 0.0 and m["best_value"] == 7.0
+
+
+def test_round_specific_optimum_overrides_task_optimum():
+    book = RegretBook(Direction.MAXIMIZE, optimum=None)
+    m = book.add(Record(1, {}, value=0.2, optimum=0.9))
+    assert m["regret"] == pytest.approx(0.7)
+
+
+def test_unknown_optimum_logs_no_regret_and_failures_are_counted():
+    book = RegretBook(Direction.MAXIMIZE, optimum=None)
+    m = book.add(Record(1, {}, value=None, failed=True, error="boom"))
+    assert "regret" not in m and m["failed"] == 1.0
+    assert book.summary()["failed"] == 1 and math.isinf(book.simple_regret)

@@ -1,0 +1,53 @@
+"""The MLflow tracker against a real SQLite store: batching, statuses, artifacts, redaction."""
+from __future__ import annotations
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from hpoflow.loop import Budget, ObjectiveError, run
+from hpoflow.records import OnError
+from hpoflow.tracking.mlflow_tracker import MlflowTracker
+from hpoflow.tracking.params import REDACTED, to_mlflow_params
+from tests.test_loop import Flaky, _algo
+
+
+def _tracker(uri, **kw):
+    t = MlflowTracker(uri, "flaky", "r", **kw)
+    t.start({"task": {"name": "flaky"}, "budget": {"rounds": 10}, "tracking": {"password": "hunter2"}}, {"algo": "random"})
+    return t
+
+
+def test_failed_run_is_marked_failed_with_every_earlier_step(store):
+    task, tracker = Flaky(raise_on={6}), _tracker(store, flush_every=100)
+    with pytest.raises(ObjectiveError):
+        run(task, _algo(task), tracker, Budget(10), on_error=OnError.FAIL)
+    client = MlflowClient(tracking_uri=store)
+    run_ = client.get_run(tracker.run_id)
+    assert run_.info.status == "FAILED" and "simulated crash" in run_.data.tags["error"]
+    assert [m.step for m in client.get_metric_history(tracker.run_id, "query_cost")] == [1, 2, 3, 4, 5, 6]
+    assert run_.data.params["tracking.password"] == REDACTED
+
+
+def test_killed_run_status(store):
+    task, tracker = Flaky(interrupt_on={2}), _tracker(store)
+    with pytest.raises(KeyboardInterrupt):
+        run(task, _algo(task), tracker, Budget(10))
+    assert MlflowClient(tracking_uri=store).get_run(tracker.run_id).info.status == "KILLED"
+
+
+def test_metrics_are_written_in_batches(store, monkeypatch):
+    task, tracker = Flaky(), _tracker(store, flush_every=4, flush_seconds=1e9)
+    calls = []
+    original = tracker.client.log_batch
+    monkeypatch.setattr(tracker.client, "log_batch", lambda *a, **k: (calls.append(k), original(*a, **k))[1])
+    run(task, _algo(task), tracker, Budget(10))
+    metric_calls = [c for c in calls if c.get("metrics")]
+    assert len(metric_calls) == 3  # rounds 1-4, 5-8, and the rest at finish
+    hist = MlflowClient(tracking_uri=store).get_metric_history(tracker.run_id, "value")
+    assert [m.step for m in hist] == list(range(1, 11))
+
+
+def test_secret_like_keys_are_redacted():
+    params = to_mlflow_params({"db": {"password": "x", "api_key": "y", "keys": 3}, "token": "z", "monkey": 1})
+    assert params["db.password"] == params["db.api_key"] == params["token"] == REDACTED
+    assert params["db.keys"] == "3" and params["monkey"] == "1"
