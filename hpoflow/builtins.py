@@ -37,7 +37,7 @@ from hpoflow.surrogates.parametric_config import ParametricConfig  # noqa: E402
 
 register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
          "GO-UCB: neural-network surrogate, ball (ICML) or bonus (arXiv) optimism",
-         smoke=("task=branin", "budget.rounds=6", "algo.model.iterations=50", "algo.ascent_steps=5"))
+         smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"))
 register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
          "two-layer network f_w(x) with a linearised (Laplace) variance")
 from hpoflow.algorithms.turbo_config import TuRBOConfig  # noqa: E402

@@ -122,32 +122,48 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--f1-seeds", type=int, default=5)
+    p.add_argument("--rf-seeds", type=int, default=3, help="random forest is the slowest objective (~2 s/eval)")
     p.add_argument("--real-rounds", type=int, default=20)
     p.add_argument("--syn-rounds", type=int, default=40)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--tasks", nargs="*", default=None)
     p.add_argument("--out", type=Path, default=Path("outputs/go_ucb"))
+    p.add_argument("--report-only", action="store_true", help="tabulate cached runs (seeds all algorithms finished)")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     specs = tasks(args)
     start = time.perf_counter()
-    jobs = [(s, a, seed) for s in specs for seed in range(args.f1_seeds if s["key"] == "go_ucb_f1" else args.seeds)
-            for a in ALGOS]
-    with ProcessPoolExecutor(args.workers) as pool:
-        runs = list(pool.map(run_one, *zip(*[(s, a, seed, args.out) for s, a, seed in jobs])))
+    n_seeds = {"go_ucb_f1": args.f1_seeds, "breast_cancer-rf": args.rf_seeds}
+    jobs = [(s, a, seed) for s in specs for seed in range(n_seeds.get(s["key"], args.seeds)) for a in ALGOS]
+    if args.report_only:  # tabulate the cached runs; keep the seeds every algorithm finished
+        cached = [json.loads(f.read_text()) for f in sorted((args.out / "runs").glob("*.json"))]
+        runs = []
+        for spec in specs:
+            sel = [r for r in cached if r["task"] == spec["key"] and len(r["values"]) == spec["T"]]
+            full = [sd for sd in {r["seed"] for r in sel} if all(any(r["seed"] == sd and r["algo"] == a for r in sel)
+                                                                  for a in ALGOS)]
+            runs += [r for r in sel if r["seed"] in full]
+        specs = [s for s in specs if any(r["task"] == s["key"] for r in runs)]
+    else:
+        with ProcessPoolExecutor(args.workers) as pool:
+            runs = list(pool.map(run_one, *zip(*[(s, a, seed, args.out) for s, a, seed in jobs])))
     print(f"\nGO-UCB reproduction: {len(runs)} runs in {time.perf_counter() - start:.0f}s "
-          f"(seeds {args.seeds}, go_ucb_f1 seeds {args.f1_seeds})")
-    print("cumulative regret at the final round, mean +- 1.96 std/sqrt(seeds); lower is better\n")
-    header = f"{'task':<22}{'n':>3}{'T':>4}  " + "".join(f"{LABELS[a]:>17}" for a in ALGOS) + "   best"
+          f"(seeds {args.seeds}, go_ucb_f1 seeds {args.f1_seeds}, "
+          f"breast_cancer-rf seeds {args.rf_seeds})")
+    print("cumulative regret at the final round, mean ± 1.96 std/sqrt(S) over S seeds; lower is better; "
+          "n: Phase I / initial design, T: total rounds (incl. n)\n")
+    header = f"{'task':<22}{'n':>3}{'T':>4}{'S':>3}  " + "".join(f"{LABELS[a]:>17}" for a in ALGOS) + "   best"
     print(header)
     print("-" * len(header))
     for spec in specs:
         sel = [r for r in runs if r["task"] == spec["key"]]
         curves = regret_curves(sel)
         figure(spec["key"], curves, args.out)
+        seeds = sorted({r["seed"] for r in sel})
         stats = {a: mean_ci([c[-1] for c in curves[a]]) for a in ALGOS if a in curves}
         cells = "".join(f"{stats[a][0]:>9.3g} ± {stats[a][1]:<5.2g}" for a in ALGOS)
-        print(f"{spec['key']:<22}{spec['n']:>3}{spec['T']:>4}  {cells}   {LABELS[min(stats, key=lambda a: stats[a][0])]}")
+        print(f"{spec['key']:<22}{spec['n']:>3}{spec['T']:>4}{len(seeds):>3}  {cells}   "
+              f"{LABELS[min(stats, key=lambda a: stats[a][0])]}")
     dts = {a: [d for r in runs if r["algo"] == a and r["task"] == "go_ucb_f1" for d in r["decision_time"][5:]] for a in ALGOS}
     print("\nmean decision time per Phase-II round on go_ucb_f1 (d=20), seconds: "
           + ", ".join(f"{LABELS[a]} {sum(v) / len(v):.2f}" for a, v in dts.items() if v))
