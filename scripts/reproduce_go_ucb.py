@@ -122,6 +122,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--f1-seeds", type=int, default=5)
+    p.add_argument("--syn-seeds", type=int, default=3, help="seeds of styblinski_tang and rastrigin")
     p.add_argument("--rf-seeds", type=int, default=3, help="random forest is the slowest objective (~2 s/eval)")
     p.add_argument("--real-rounds", type=int, default=20)
     p.add_argument("--syn-rounds", type=int, default=40)
@@ -133,7 +134,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     specs = tasks(args)
     start = time.perf_counter()
-    n_seeds = {"go_ucb_f1": args.f1_seeds, "breast_cancer-rf": args.rf_seeds}
+    n_seeds = {"go_ucb_f1": args.f1_seeds, "breast_cancer-rf": args.rf_seeds, "styblinski_tang": args.syn_seeds,
+               "rastrigin": args.syn_seeds}
     jobs = [(s, a, seed) for s in specs for seed in range(n_seeds.get(s["key"], args.seeds)) for a in ALGOS]
     if args.report_only:  # tabulate the cached runs; keep the seeds every algorithm finished
         cached = [json.loads(f.read_text()) for f in sorted((args.out / "runs").glob("*.json"))]
