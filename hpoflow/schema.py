@@ -50,10 +50,18 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
 
     def node(obj: Any) -> Any:  # frozen dataclasses become read-only nodes; overrides must stay possible
-        from omegaconf import OmegaConf
+        from omegaconf import DictConfig, OmegaConf
 
         cfg = OmegaConf.structured(obj)
-        OmegaConf.set_readonly(cfg, False)
+
+        def writable(c: DictConfig) -> None:  # nested frozen dataclasses carry their own read-only flag
+            OmegaConf.set_readonly(c, False)
+            for key in c:
+                child = c._get_node(key)
+                if isinstance(child, DictConfig):
+                    writable(child)
+
+        writable(cfg)
         return cfg
 
     cs.store(name="root_schema", node=RootConfig)

@@ -1,0 +1,220 @@
+"""GO-UCB: global optimisation with a parametric surrogate (Liu & Wang, papers 003/004).
+
+Phase I queries ``n`` uniform points and fits ``w_0`` by least squares (the regression oracle).
+Phase II, variant ``ball`` (ICML Algorithm 1), keeps ``Sigma_t = lam I + sum_i g_i g_i^T`` with
+``g_i = grad_w f_{x_i}(w_i)`` and the closed-form centre ``w_t`` of eq. 5, and picks
+``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``. The
+ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma_t = L L^T``), where
+``Ball_t`` is the unit ball ``||z|| <= 1``, so the projection is exact and a radial rescaling.
+Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
+``f_x(w_t) + sigma ||grad_w f_x(w_t)|| sqrt(U/t) + U/t``.
+
+The network sees the unit cube the loop works on (an affine map of the task's box, so a network that
+is realizable on the box stays realizable); rewards ``sign * value`` are standardised with the
+Phase I mean and standard deviation, fixed for the run so that the online regression stays consistent.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+from torch import Tensor
+from torch.func import grad, vmap
+
+from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.go_ucb_config import GOUCBConfig
+from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.surrogates.parametric import ParametricModel
+
+
+def closed_form_center(G: Tensor, W_prev: Tensor, f_prev: Tensor, y: Tensor, lam: float, w0: Tensor) -> Tensor:
+    """Minimiser of eq. 4: ``lam/2 ||w - w0||^2 + 1/2 sum_i ((w - w_i)^T g_i + f_i - y_i)^2`` (eq. 5).
+
+    Args:
+        G: gradients ``g_i`` (``t x d_w``); W_prev: the centres ``w_i`` they were taken at (``t x d_w``);
+        f_prev: ``f_{x_i}(w_i)`` (``t``); y: observations (``t``); lam: regularisation; w0: oracle weights.
+    """
+    Sigma = lam * torch.eye(G.shape[1], dtype=G.dtype, device=G.device) + G.T @ G
+    b = G.T @ ((G * W_prev).sum(1) + y - f_prev) + lam * w0
+    return torch.linalg.solve(Sigma, b)
+
+
+def project_ellipsoid(W: Tensor, center: Tensor, chol: Tensor, beta: float) -> Tensor:
+    """Map rows of ``W`` onto ``{w : (w - c)^T Sigma (w - c) <= beta}``, ``Sigma = chol chol^T``.
+
+    Points inside are returned unchanged; points outside are pulled radially towards the centre until
+    they lie on the boundary (the projection in the ``Sigma`` metric, i.e. Euclidean in whitened
+    coordinates ``u = chol^T (w - c)``).
+    """
+    D = W - center
+    norm = torch.linalg.norm(D @ chol, dim=-1, keepdim=True)  # ||chol^T d|| for each row d
+    scale = torch.clamp(math.sqrt(beta) / norm.clamp_min(1e-300), max=1.0)
+    return center + D * scale
+
+
+class GOUCB(AskTellAlgorithm):
+    """GO-UCB with the ``ball`` (default) or ``bonus`` Phase II."""
+
+    name = "go_ucb"
+
+    def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
+        super().__init__(ctx.task)
+        self.config, self.dtype = config, ctx.dtype
+        self.dim = ctx.task.space.dim
+        self.sign = ctx.task.direction.sign
+        self.rounds = ctx.rounds
+        self.n_init = config.n_init or math.ceil(math.sqrt(ctx.rounds))
+        self.T2 = max(ctx.rounds - self.n_init, 1)
+        self.model = ParametricModel(self.dim, config.model, ctx.dtype)
+        self.d_w = self.model.d_w
+        self.generator = ctx.generator(29)
+        self.init_points = torch.rand(self.n_init, self.dim, generator=self.generator, dtype=ctx.dtype)
+        self.lam = config.lam or config.lam_scale * math.sqrt(self.T2)
+        self.X: list[Tensor] = []
+        self.rewards: list[float] = []
+        self.w0: Tensor | None = None
+        self.w_t: Tensor | None = None
+        self.t = 0  # Phase II rounds told so far
+        self._asked = 0
+        self.Sigma = self.lam * torch.eye(self.d_w, dtype=ctx.dtype)
+        self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
+        self.mu, self.scale, self.F = 0.0, 1.0, 1.0
+
+    # -- schedules --------------------------------------------------------------------------
+    def beta_t(self, t: int) -> float:
+        """beta_t: the paper's ``d_w^3 F^4 t / T`` (Appendix D.1) times ``beta_scale``, or a constant."""
+        if self.config.beta_schedule == "constant":
+            return self.config.beta
+        return self.config.beta_scale * self.d_w**3 * self.F**4 * t / self.T2
+
+    def _z(self, rewards: Tensor) -> Tensor:
+        return (rewards - self.mu) / self.scale
+
+    # -- Phase I ----------------------------------------------------------------------------
+    def _finish_phase_one(self) -> None:
+        y = torch.tensor(self.rewards, dtype=self.dtype)
+        if self.config.standardize and len(self.rewards) >= 2:
+            self.mu, self.scale = float(y.mean()), max(float(y.std()), 1e-9)
+        z = self._z(y)
+        self.F = max(1.0, float(z.abs().max()))
+        self.w0, self.oracle_mse = self.model.fit(torch.stack(self.X), z, self.generator)
+        self.w_t = self.w0.clone()
+
+    # -- Phase II: ball ---------------------------------------------------------------------
+    def _ball_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
+        L = torch.linalg.cholesky(self.Sigma)
+        self.w_t = torch.cholesky_solve((self.b + self.lam * self.w0).unsqueeze(-1), L).squeeze(-1)
+        beta = self.beta_t(t)
+        Linv = torch.linalg.solve_triangular(L, torch.eye(self.d_w, dtype=self.dtype), upper=False)
+        w_hat, root = self.w_t, math.sqrt(beta)
+
+        raw = self._raw_points()
+        with torch.no_grad():
+            u = self.model.grad_w(w_hat, raw) @ Linv.T        # rows L^{-1} g_x
+            unorm = torch.linalg.norm(u, dim=1)
+            score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
+        k = min(self.config.ascent_starts, raw.shape[0])
+        top = torch.topk(score, k).indices
+        X = raw[top].clone().requires_grad_(True)
+        Z = (u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)).clone().requires_grad_(True)
+        opt = torch.optim.Adam([{"params": [X], "lr": self.config.ascent_lr},
+                                {"params": [Z], "lr": self.config.ascent_lr_w}])
+        best_x, best_v, best_z = raw[top[0]].clone(), -math.inf, Z[0].detach().clone()
+        for step in range(self.config.ascent_steps + 1):
+            W = w_hat + root * (Z @ Linv)
+            values = self.model.value_pairs(W, X)
+            with torch.no_grad():
+                j = int(values.argmax())
+                if float(values[j]) > best_v:
+                    best_x, best_v, best_z = X[j].detach().clone(), float(values[j]), Z[j].detach().clone()
+            if step == self.config.ascent_steps:
+                break
+            opt.zero_grad()
+            (-values.sum()).backward()
+            opt.step()
+            with torch.no_grad():  # projections: x onto the box, z onto the unit ball (= w onto Ball_t)
+                X.clamp_(0.0, 1.0)
+                Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
+        w_opt = w_hat + root * (best_z @ Linv)
+        info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
+                "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": best_v,
+                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
+        return best_x, info
+
+    # -- Phase II: bonus --------------------------------------------------------------------
+    def _bonus_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
+        X = torch.stack(self.X)
+        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
+        self.w_t, mse = self.model.fit(X, z, self.generator, w0=self.w_t,
+                                       iterations=self.config.refit_iterations, restarts=1)
+        w_hat, c = self.w_t, self.config
+        coef = c.sigma * math.sqrt(c.U / t)
+
+        def acq_one(x: Tensor) -> Tensor:
+            g = torch.func.jacrev(self.model._single, argnums=0)(w_hat, x)
+            return self.model._single(w_hat, x) + coef * torch.sqrt((g * g).sum() + 1e-24) + c.U / t
+
+        acq = vmap(acq_one)
+        acq_grad = vmap(grad(acq_one))
+        raw = self._raw_points()
+        with torch.no_grad():
+            score = acq(raw)
+        k = min(c.ascent_starts, raw.shape[0])
+        top = torch.topk(score, k).indices
+        Xs = raw[top].clone()
+        best_x, best_v = raw[top[0]].clone(), float(score[top[0]])
+        opt = torch.optim.Adam([Xs.requires_grad_(True)], lr=c.ascent_lr)
+        for _ in range(c.ascent_steps):
+            opt.zero_grad()
+            Xs.grad = -acq_grad(Xs.detach())
+            opt.step()
+            with torch.no_grad():
+                Xs.clamp_(0.0, 1.0)
+        with torch.no_grad():
+            final = acq(Xs.detach())
+        j = int(final.argmax())
+        if float(final[j]) > best_v:
+            best_x, best_v = Xs[j].detach().clone(), float(final[j])
+        info = {"bonus_coef": coef, "acquisition": best_v, "train_mse": mse,
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)),
+                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
+        return best_x, info
+
+    def _raw_points(self) -> Tensor:
+        raw = torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
+        best = self.X[int(torch.tensor(self.rewards).argmax())]
+        return torch.cat([raw, best.unsqueeze(0)])
+
+    # -- ask / tell -------------------------------------------------------------------------
+    def ask(self, round: int) -> Suggestion:
+        self._asked += 1
+        if len(self.rewards) < self.n_init:
+            x = self.init_points[min(self._asked, self.n_init) - 1]
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        start = time.perf_counter()
+        if self.w0 is None:
+            self._finish_phase_one()
+        t = self.t + 1
+        x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
+        info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse,
+                    acq_time=time.perf_counter() - start)
+        return Suggestion(self.task.space.decode(x), x, info=info)
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
+        if isinstance(outcome, Failure) or not suggestion.observe or not math.isfinite(outcome.value):
+            return
+        x = suggestion.x.detach().to(self.dtype).reshape(-1)
+        reward = self.sign * outcome.value
+        self.X.append(x)
+        self.rewards.append(reward)
+        if self.w0 is None:
+            return
+        self.t += 1
+        if self.config.variant == "ball":  # rank-one updates of Sigma_t and of the right-hand side of eq. 5
+            w_i = self.w_t
+            g = self.model.grad_w(w_i, x.unsqueeze(0))[0]
+            f_i = float(self.model.value(w_i, x.unsqueeze(0))[0])
+            self.Sigma += torch.outer(g, g)
+            self.b += g * (float(g @ w_i) + float(self._z(torch.tensor(reward))) - f_i)

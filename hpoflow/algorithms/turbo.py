@@ -1,0 +1,151 @@
+"""TuRBO-1: trust-region Bayesian optimisation (Eriksson et al., NeurIPS 2019), batch size 1.
+
+A hyper-rectangle centred at the best point of the current run, with side ``L`` per dimension scaled
+by the GP's ARD lengthscales (``w_i = l_i / prod(l)^(1/d)``), holds a Thompson-sampling candidate set
+made by perturbing a random subset of the centre's coordinates (probability ``min(20/d, 1)``).
+``L`` doubles after ``success_tolerance`` consecutive improvements, halves after ``failure_tolerance``
+consecutive failures; once below ``length_min`` the run restarts from a fresh design and discards its
+data (TuRBO-1). The GP is the foundation's ExactGP, refitted each round on the current run's data.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+from torch import Tensor
+
+from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.turbo_config import TuRBOConfig
+from hpoflow.records import Evaluation, Failure, Suggestion
+
+
+class TrustRegion:
+    """The side length ``L`` and its success/failure counters."""
+
+    def __init__(self, config: TuRBOConfig, dim: int) -> None:
+        self.config = config
+        self.length = config.length_init
+        self.failure_tolerance = config.failure_tolerance or max(4, dim)
+        self.successes = 0
+        self.failures = 0
+
+    def update(self, improved: bool) -> None:
+        """Count a success or a failure and expand or shrink ``L`` when a counter reaches its tolerance."""
+        if improved:
+            self.successes, self.failures = self.successes + 1, 0
+        else:
+            self.successes, self.failures = 0, self.failures + 1
+        if self.successes >= self.config.success_tolerance:
+            self.length, self.successes = min(2.0 * self.length, self.config.length_max), 0
+        elif self.failures >= self.failure_tolerance:
+            self.length, self.failures = self.length / 2.0, 0
+
+    @property
+    def needs_restart(self) -> bool:
+        return self.length < self.config.length_min
+
+
+def tr_bounds(center: Tensor, lengthscale: Tensor, length: float) -> tuple[Tensor, Tensor]:
+    """Lower/upper corners of the trust region in ``[0, 1]^d``, lengthscale-weighted (volume ``L^d``)."""
+    w = lengthscale / lengthscale.mean()
+    w = w / torch.exp(torch.log(w).mean())
+    return (center - w * length / 2).clamp(0, 1), (center + w * length / 2).clamp(0, 1)
+
+
+class TuRBO(AskTellAlgorithm):
+    """TuRBO-1 on the foundation's exact GP (``surrogate=gp``)."""
+
+    name = "turbo"
+
+    def __init__(self, config: TuRBOConfig, ctx: BuildContext) -> None:
+        super().__init__(ctx.task)
+        if ctx.surrogate is None:
+            raise ValueError("algo 'turbo' needs a GP surrogate (surrogate=gp)")
+        self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
+        self.dim = ctx.task.space.dim
+        self.sign = ctx.task.direction.sign
+        self.n_init = config.n_init or min(2 * self.dim, max(2, ctx.rounds // 4))
+        self.n_candidates = config.n_candidates or min(100 * self.dim, 2000)
+        self.generator = ctx.generator(41)
+        self.restarts = 0
+        self._start()
+
+    def _start(self) -> None:
+        """A fresh trust region: new design, no data, a new GP."""
+        self.tr = TrustRegion(self.config, self.dim)
+        sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True,
+                                              seed=self.ctx.seed * 7919 + 13 * self.restarts + 1)
+        self.design = sobol.draw(self.n_init, dtype=self.dtype)
+        self.X: list[Tensor] = []
+        self.y: list[float] = []
+        self._design_asked = 0
+
+    # -- ask --------------------------------------------------------------------------------
+    def ask(self, round: int) -> Suggestion:
+        info = {"tr_length": self.tr.length, "tr_successes": float(self.tr.successes),
+                "tr_failures": float(self.tr.failures), "restarts": float(self.restarts)}
+        if self._design_asked < self.n_init or len(self.y) < 2:
+            x = self.design[min(self._design_asked, self.n_init - 1)]
+            self._design_asked += 1
+            return Suggestion(self.task.space.decode(x), x, info={**info, "phase": 0.0})
+        start = time.perf_counter()
+        model = self.ctx.surrogate(self.dim)
+        model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
+        center = self.X[int(torch.tensor(self.y).argmax())]
+        lengthscale = model.lengthscale.to(self.dtype)
+        if lengthscale.numel() == 1:
+            lengthscale = lengthscale.expand(self.dim)
+        lb, ub = tr_bounds(center, lengthscale, self.tr.length)
+        cand = self.candidates(center, lb, ub)
+        sample = self.thompson_sample(model, cand)
+        j = int(sample.argmax())
+        info.update(phase=1.0, acquisition=float(sample[j]), acq_time=time.perf_counter() - start,
+                    tr_volume=float(torch.prod(ub - lb)))
+        return Suggestion(self.task.space.decode(cand[j]), cand[j].clone(), info=info)
+
+    def candidates(self, center: Tensor, lb: Tensor, ub: Tensor) -> Tensor:
+        """Sobol points of the TR; each keeps the centre's value except on a random subset of coordinates."""
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.generator))
+        sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True, seed=seed)
+        pert = lb + (ub - lb) * sobol.draw(self.n_candidates, dtype=self.dtype)
+        prob = min(20.0 / self.dim, 1.0)
+        mask = torch.rand(self.n_candidates, self.dim, generator=self.generator, dtype=self.dtype) <= prob
+        empty = ~mask.any(1)
+        if empty.any():  # every candidate perturbs at least one coordinate
+            cols = torch.randint(0, self.dim, (int(empty.sum()),), generator=self.generator)
+            mask[empty.nonzero().squeeze(1), cols] = True
+        return torch.where(mask, pert, center.expand_as(pert))
+
+    def thompson_sample(self, model, cand: Tensor) -> Tensor:
+        """One joint draw of the latent GP (standardised units) at ``cand`` (``m x d``): shape ``m``."""
+        with torch.no_grad():
+            Ksx = model.kernel(cand, model.X).to_dense()
+            mean = Ksx @ model.alpha
+            V = torch.linalg.solve_triangular(model.L, Ksx.T, upper=False)
+            cov = model.kernel(cand, cand).to_dense() - V.T @ V
+            cov = 0.5 * (cov + cov.T)
+            eye = torch.eye(cand.shape[0], dtype=self.dtype)
+            for jitter in (1e-8, 1e-6, 1e-4, 1e-2):
+                chol, info = torch.linalg.cholesky_ex(cov + jitter * eye)
+                if int(info) == 0:
+                    break
+            z = torch.randn(cand.shape[0], generator=self.generator, dtype=self.dtype)
+            return mean + chol @ z
+
+    # -- tell -------------------------------------------------------------------------------
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
+        if isinstance(outcome, Failure) or not suggestion.observe or not math.isfinite(outcome.value):
+            if self._design_asked >= self.n_init:
+                self.tr.update(False)
+            return
+        reward = self.sign * outcome.value
+        in_design = len(self.y) < self.n_init
+        if self.y and not in_design:
+            best = max(self.y)
+            self.tr.update(reward > best + self.config.improvement * abs(best))
+        self.X.append(suggestion.x.detach().to(self.dtype).reshape(-1))
+        self.y.append(reward)
+        if self.tr.needs_restart:
+            self.restarts += 1
+            self._start()

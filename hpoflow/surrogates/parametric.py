@@ -1,0 +1,192 @@
+"""Parametric model f_w(x): a small fully connected network seen as a function of a flat vector w.
+
+GO-UCB (papers 003/004) needs, for a batch of points, the values f_x(w), the parameter gradients
+grad_w f_x(w) (rows of its covariance matrix Sigma_t) and input gradients grad_x f_x(w) (for the
+acquisition ascent). All three come from ``torch.func`` (functional_call + vmap/jacrev) on one
+template module, so nothing is finite-differenced and many (w, x) pairs are evaluated in one call.
+``NeuralSurrogate`` wraps the model as a regression surrogate (``surrogate=nn``) with a linearised
+(Laplace / neural-linear) variance so that posterior-based acquisitions can use it too.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, jacrev, vmap
+
+from hpoflow.surrogates.parametric_config import ParametricConfig
+
+_ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU, "softplus": nn.Softplus}
+
+
+class ParametricModel:
+    """``f_w(x) = linear_{k+1}(act(... act(linear_1(x))))`` with all weights in one flat vector ``w``.
+
+    Shapes: ``w`` is ``d_w``, ``W`` is ``s x d_w``, ``X`` is ``m x d``. With the default config
+    ``d_w = 25 d + 25 + 25 + 1`` (551 for d = 20).
+    """
+
+    def __init__(self, dim: int, config: ParametricConfig | None = None, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str = "cpu") -> None:
+        self.config = config or ParametricConfig()
+        self.dim, self.dtype, self.device = dim, dtype, torch.device(device)
+        layers: list[nn.Module] = []
+        width = dim
+        for _ in range(self.config.depth):
+            layers += [nn.Linear(width, self.config.hidden), _ACTIVATIONS[self.config.activation]()]
+            width = self.config.hidden
+        layers.append(nn.Linear(width, 1))
+        self.net = nn.Sequential(*layers).to(device=self.device, dtype=dtype)
+        for p in self.net.parameters():
+            p.requires_grad_(False)
+        self.names = [n for n, _ in self.net.named_parameters()]
+        self.shapes = [p.shape for _, p in self.net.named_parameters()]
+        self.sizes = [p.numel() for _, p in self.net.named_parameters()]
+        self.fan_in = [p.shape[-1] if p.dim() == 2 else self.shapes[i - 1][-1]
+                       for i, (_, p) in enumerate(self.net.named_parameters())]
+        self.d_w = sum(self.sizes)
+
+    # -- parameters -------------------------------------------------------------------------
+    def init(self, generator: torch.Generator) -> Tensor:
+        """PyTorch's default Linear initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from ``generator``."""
+        parts = [(torch.rand(size, generator=generator, dtype=self.dtype) * 2 - 1) / math.sqrt(fan)
+                 for size, fan in zip(self.sizes, self.fan_in)]
+        return torch.cat(parts).to(self.device)
+
+    def unflatten(self, w: Tensor) -> dict[str, Tensor]:
+        return {n: chunk.reshape(s) for n, chunk, s in zip(self.names, torch.split(w, self.sizes), self.shapes)}
+
+    def flatten(self, params: dict[str, Tensor]) -> Tensor:
+        return torch.cat([params[n].reshape(-1) for n in self.names])
+
+    # -- evaluation -------------------------------------------------------------------------
+    def value(self, w: Tensor, X: Tensor) -> Tensor:
+        """f_w at each row of ``X``: shape ``m``."""
+        return functional_call(self.net, self.unflatten(w), (X,)).squeeze(-1)
+
+    def _single(self, w: Tensor, x: Tensor) -> Tensor:
+        return functional_call(self.net, self.unflatten(w), (x.unsqueeze(0),)).reshape(())
+
+    def value_pairs(self, W: Tensor, X: Tensor) -> Tensor:
+        """f_{W[i]}(X[i]) for paired rows: shape ``s``."""
+        return vmap(self._single)(W, X)
+
+    def grad_w(self, w: Tensor, X: Tensor) -> Tensor:
+        """grad_w f_x(w) for each row x of ``X``: shape ``m x d_w``."""
+        return vmap(jacrev(self._single, argnums=0), in_dims=(None, 0))(w, X)
+
+    def grad_x(self, w: Tensor, X: Tensor) -> Tensor:
+        """grad_x f_x(w) for each row x of ``X``: shape ``m x d``."""
+        return vmap(jacrev(self._single, argnums=1), in_dims=(None, 0))(w, X)
+
+    # -- regression oracle ------------------------------------------------------------------
+    def fit(self, X: Tensor, y: Tensor, generator: torch.Generator, w0: Tensor | None = None,
+            iterations: int | None = None, restarts: int | None = None) -> tuple[Tensor, float]:
+        """Least squares ``argmin_w mean (f_w(x_j) - y_j)^2`` (eq. 2), best of several starts.
+
+        The first start is ``w0`` when given (warm start), the others are fresh initialisations.
+        Returns the weights and their mean squared training error.
+        """
+        c = self.config
+        iterations = iterations or c.iterations
+        restarts = restarts or c.restarts
+        best: tuple[Tensor, float] | None = None
+        for r in range(restarts):
+            start = w0 if (w0 is not None and r == 0) else self.init(generator)
+            w, loss = self._fit_once(X, y, start.detach().clone(), iterations)
+            if best is None or loss < best[1]:
+                best = (w, loss)
+        assert best is not None
+        return best
+
+    def _loss(self, w: Tensor, X: Tensor, y: Tensor) -> Tensor:
+        loss = ((self.value(w, X) - y) ** 2).mean()
+        return loss + self.config.weight_decay * (w * w).sum() if self.config.weight_decay else loss
+
+    def _fit_once(self, X: Tensor, y: Tensor, w: Tensor, iterations: int) -> tuple[Tensor, float]:
+        c = self.config
+        w.requires_grad_(True)
+        if c.optimizer == "lbfgs":
+            opt = torch.optim.LBFGS([w], lr=c.lr, max_iter=iterations, line_search_fn="strong_wolfe",
+                                    tolerance_grad=1e-12, tolerance_change=1e-14)
+
+            def closure() -> Tensor:
+                opt.zero_grad()
+                loss = self._loss(w, X, y)
+                loss.backward()
+                return loss
+
+            opt.step(closure)
+        else:
+            opt = (torch.optim.SGD([w], lr=c.lr) if c.optimizer == "sgd" else torch.optim.Adam([w], lr=c.lr))
+            for _ in range(iterations):
+                opt.zero_grad()
+                loss = self._loss(w, X, y)
+                loss.backward()
+                opt.step()
+        w = w.detach()
+        with torch.no_grad():
+            loss = float(((self.value(w, X) - y) ** 2).mean())
+        if not math.isfinite(loss):  # a diverged SGD run must not win the restart comparison
+            loss = math.inf
+        return w, loss
+
+
+class NeuralSurrogate:
+    """``surrogate=nn``: the parametric model as a regression surrogate with a linearised variance.
+
+    Mean ``f_w(x)``; variance ``g^T A^{-1} g`` with ``g = grad_w f_x(w)`` and
+    ``A = prior_precision I + G^T G / noise`` over the training gradients ``G`` (neural-linear model),
+    both in standardised output units.
+    """
+
+    def __init__(self, dim: int, config: ParametricConfig | None = None, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str = "cpu", seed: int = 0) -> None:
+        self.config = config or ParametricConfig()
+        self.model = ParametricModel(dim, self.config, dtype, device)
+        self.dim, self.dtype = dim, dtype
+        self.generator = torch.Generator().manual_seed(seed)
+        self.X = torch.empty(0, dim, dtype=dtype)
+        self.y = torch.empty(0, dtype=dtype)
+        self.w: Tensor | None = None
+        self.y_mean = torch.zeros((), dtype=dtype)
+        self.y_std = torch.ones((), dtype=dtype)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    def standardize(self, y: Tensor) -> Tensor:
+        return (y - self.y_mean) / self.y_std
+
+    def fit(self, X: Tensor, y: Tensor) -> None:
+        """Replace the data and refit the weights (warm-started from the previous fit, if any)."""
+        self.X, self.y = X.detach().reshape(-1, self.dim).to(self.dtype), y.detach().reshape(-1).to(self.dtype)
+        if self.n >= 2:
+            self.y_mean, self.y_std = self.y.mean(), self.y.std().clamp_min(1e-9)
+        self.w, self.train_mse = self.model.fit(self.X, self.standardize(self.y), self.generator, w0=self.w)
+        G = self.model.grad_w(self.w, self.X)
+        A = self.config.prior_precision * torch.eye(self.model.d_w, dtype=self.dtype) + G.T @ G / self.config.noise
+        self.A_chol = torch.linalg.cholesky(A)
+
+    def update(self, x: Tensor, y: Tensor) -> None:
+        self.fit(torch.cat([self.X, x.reshape(-1, self.dim)]), torch.cat([self.y, y.reshape(-1)]))
+
+    def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
+        """Mean and variance at ``X`` (``m x d``), each of shape ``m``; differentiable in ``X``."""
+        if self.w is None:
+            raise RuntimeError("NeuralSurrogate.posterior called before fit")
+        X = X.reshape(-1, self.dim)
+        mean = self.model.value(self.w, X)
+        g = self.model.grad_w(self.w, X)
+        v = torch.linalg.solve_triangular(self.A_chol, g.T, upper=False)
+        var = (v * v).sum(0).clamp_min(1e-12)
+        if standardized:
+            return mean, var
+        return mean * self.y_std + self.y_mean, var * self.y_std**2
+
+
+def build(config: ParametricConfig, dim: int, dtype: torch.dtype, device: torch.device) -> NeuralSurrogate:
+    """Registry factory."""
+    return NeuralSurrogate(dim, config, dtype, device)

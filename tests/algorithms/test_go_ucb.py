@@ -1,0 +1,130 @@
+"""GO-UCB maths: the closed-form centre (eq. 5), the ellipsoid projection, schedules, and the ask/tell loop."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from hpoflow.algorithms.base import BuildContext
+from hpoflow.algorithms.go_ucb import GOUCB, closed_form_center, project_ellipsoid
+from hpoflow.algorithms.go_ucb_config import GOUCBConfig
+from hpoflow.loop import Budget, run
+from hpoflow.surrogates.parametric_config import ParametricConfig
+from hpoflow.tasks.synthetic import make_go_ucb_f1
+
+torch.set_num_threads(1)
+SMALL = ParametricConfig(hidden=5, iterations=200, restarts=1)
+
+
+def test_closed_form_center_is_the_minimiser_of_eq4():
+    g = torch.Generator().manual_seed(0)
+    t, d_w, lam = 7, 5, 0.7
+    G = torch.randn(t, d_w, generator=g, dtype=torch.float64)
+    W_prev = torch.randn(t, d_w, generator=g, dtype=torch.float64)
+    f_prev, y = torch.randn(t, generator=g, dtype=torch.float64), torch.randn(t, generator=g, dtype=torch.float64)
+    w0 = torch.randn(d_w, generator=g, dtype=torch.float64)
+
+    def objective(w: torch.Tensor) -> torch.Tensor:  # eq. 4
+        resid = ((w - W_prev) * G).sum(1) + f_prev - y
+        return lam / 2 * ((w - w0) ** 2).sum() + 0.5 * (resid**2).sum()
+
+    w = torch.zeros(d_w, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w], max_iter=100, tolerance_grad=1e-12, tolerance_change=1e-15,
+                            line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = objective(w)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    closed = closed_form_center(G, W_prev, f_prev, y, lam, w0)
+    assert torch.allclose(closed, w.detach(), atol=1e-7)
+    grad = torch.func.grad(objective)(closed)
+    assert float(grad.norm()) < 1e-9
+
+
+def test_projection_lands_on_or_inside_the_ellipsoid():
+    g = torch.Generator().manual_seed(1)
+    d_w, beta = 6, 2.5
+    A = torch.randn(d_w, d_w, generator=g, dtype=torch.float64)
+    Sigma = A @ A.T + 0.3 * torch.eye(d_w, dtype=torch.float64)
+    chol = torch.linalg.cholesky(Sigma)
+    center = torch.randn(d_w, generator=g, dtype=torch.float64)
+    radii = torch.logspace(-2, 1, 200, dtype=torch.float64).unsqueeze(1)
+    W = center + radii * torch.randn(200, d_w, generator=g, dtype=torch.float64)
+    P = project_ellipsoid(W, center, chol, beta)
+    q_before = (((W - center) @ Sigma) * (W - center)).sum(1)
+    q_after = (((P - center) @ Sigma) * (P - center)).sum(1)
+    assert bool((q_after <= beta * (1 + 1e-9)).all())
+    outside = q_before > beta
+    assert outside.any() and (~outside).any()
+    assert torch.allclose(q_after[outside], torch.full_like(q_after[outside], beta))
+    assert torch.equal(P[~outside], W[~outside])
+    # the direction from the centre is kept
+    cos = torch.nn.functional.cosine_similarity(P - center, W - center, dim=1)
+    assert torch.allclose(cos, torch.ones_like(cos))
+
+
+def _ctx(rounds: int = 12, dim: int = 3) -> BuildContext:
+    return BuildContext(task=make_go_ucb_f1(dim=dim), rounds=rounds, seed=0)
+
+
+def test_defaults_n_init_lambda_and_paper_beta_schedule():
+    algo = GOUCB(GOUCBConfig(model=SMALL, beta_schedule="paper", beta_scale=2.0), _ctx(rounds=27))
+    assert algo.n_init == 6 and algo.T2 == 21
+    assert algo.lam == pytest.approx(math.sqrt(21))
+    algo.F = 1.5
+    assert algo.beta_t(7) == pytest.approx(2.0 * algo.d_w**3 * 1.5**4 * 7 / 21)
+    const = GOUCB(GOUCBConfig(model=SMALL, beta=0.3, lam=2.0), _ctx())
+    assert const.beta_t(5) == 0.3 and const.lam == 2.0
+
+
+def test_incremental_sigma_and_center_equal_the_closed_form_from_scratch():
+    ctx = _ctx(rounds=10)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, ascent_steps=5, raw_samples=32), ctx)
+    G, W_prev, f_prev, z = [], [], [], []
+    for t in range(1, 10):
+        s = algo.ask(t)
+        assert s.info["phase"] == (0.0 if t <= 4 else 1.0)
+        if t > 4:  # record what the tell will linearise at: the centre used for this round
+            x = s.x.reshape(1, -1)
+            G.append(algo.model.grad_w(algo.w_t, x)[0])
+            W_prev.append(algo.w_t.clone())
+            f_prev.append(float(algo.model.value(algo.w_t, x)[0]))
+            for key in ("beta", "ball_radius", "w_drift", "acquisition", "phase"):
+                assert math.isfinite(s.info[key])
+            assert s.info["acquisition"] >= float(algo.model.value(algo.w_t, x)[0]) - 1e-9  # w_t is in the ball
+        ev = ctx.task.evaluate(s.config, round=t)
+        algo.tell(s, ev)
+        if t > 4:
+            z.append(float(algo._z(torch.tensor(ev.value))))
+    G_, W_, f_, z_ = torch.stack(G), torch.stack(W_prev), torch.tensor(f_prev, dtype=torch.float64), \
+        torch.tensor(z, dtype=torch.float64)
+    algo.ask(10)  # recomputes w_t from the incremental Sigma_t and right-hand side
+    expected = closed_form_center(G_, W_, f_, z_, algo.lam, algo.w0)
+    assert torch.allclose(algo.w_t, expected, atol=1e-8)
+    assert torch.allclose(algo.Sigma, algo.lam * torch.eye(algo.d_w, dtype=torch.float64) + G_.T @ G_)
+
+
+@pytest.mark.parametrize("variant", ["ball", "bonus"])
+def test_both_variants_run_through_the_loop_and_stay_in_the_cube(variant):
+    ctx = _ctx(rounds=9)
+    cfg = GOUCBConfig(variant=variant, model=SMALL, ascent_steps=10, raw_samples=64, refit_iterations=50)
+    result = run(ctx.task, GOUCB(cfg, ctx), budget=Budget(9))
+    assert len(result.records) == 9
+    phases = [r.metrics["phase"] for r in result.records]
+    assert phases == [0.0] * 3 + [1.0] * 6  # n_init = ceil(sqrt(9))
+    for r in result.records:
+        assert all(-5.0 <= v <= 5.0 for v in r.config.values())
+    assert "acquisition" in result.records[-1].metrics and "w_drift" in result.records[-1].metrics
+
+
+@pytest.mark.parametrize("bad,key", [({"variant": "x"}, "variant"), ({"beta_schedule": "x"}, "beta_schedule"),
+                                     ({"n_init": -1}, "n_init"), ({"ascent_steps": 0}, "ascent_steps"),
+                                     ({"beta": -1.0}, "beta")])
+def test_config_errors_name_the_key(bad, key):
+    with pytest.raises(ValueError, match=f"algo.{key}"):
+        GOUCBConfig(**bad)

@@ -1,0 +1,89 @@
+"""The parametric model f_w(x): layout, batched values and gradients, the least-squares oracle, surrogate=nn."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
+from hpoflow.surrogates.parametric_config import ParametricConfig
+
+torch.set_num_threads(1)
+
+
+def test_default_is_the_papers_two_layer_sigmoid_network():
+    m = ParametricModel(20)
+    assert m.d_w == 25 * 20 + 25 + 25 + 1 == 551
+    assert [type(layer).__name__ for layer in m.net] == ["Linear", "Sigmoid", "Linear"]
+
+
+@pytest.mark.parametrize("depth,activation", [(1, "sigmoid"), (2, "tanh"), (2, "softplus")])
+def test_values_match_the_module_with_loaded_weights(depth, activation):
+    m = ParametricModel(4, ParametricConfig(hidden=7, depth=depth, activation=activation))
+    w = m.init(torch.Generator().manual_seed(1))
+    X = torch.rand(6, 4, dtype=torch.float64)
+    m.net.load_state_dict(m.unflatten(w))
+    assert torch.allclose(m.value(w, X), m.net(X).squeeze(-1))
+    assert torch.allclose(m.value_pairs(w.expand(6, -1), X), m.net(X).squeeze(-1))
+    assert torch.equal(m.flatten(m.unflatten(w)), w)
+
+
+def test_batched_gradients_match_autograd_and_pass_gradcheck():
+    m = ParametricModel(3, ParametricConfig(hidden=5, depth=2, activation="tanh"))
+    w = m.init(torch.Generator().manual_seed(2))
+    X = torch.rand(4, 3, dtype=torch.float64)
+    gw, gx = m.grad_w(w, X), m.grad_x(w, X)
+    assert gw.shape == (4, m.d_w) and gx.shape == (4, 3)
+    for i in range(4):
+        wi, xi = w.clone().requires_grad_(True), X[i].clone().requires_grad_(True)
+        m.value(wi, xi.unsqueeze(0))[0].backward()
+        assert torch.allclose(gw[i], wi.grad) and torch.allclose(gx[i], xi.grad)
+    assert torch.autograd.gradcheck(lambda v: m.value(v, X), (w.clone().requires_grad_(True),))
+    assert torch.autograd.gradcheck(lambda x: m.value(w, x), (X.clone().requires_grad_(True),))
+
+
+def test_oracle_fits_realizable_f1_to_near_zero_training_error():
+    """go_ucb_f1 in cube coordinates, 25 sigmoid(sum(10u - 5) + 1) + 1, lies in the model class."""
+    g = torch.Generator().manual_seed(0)
+    d = 20
+    X = torch.rand(20, d, generator=g, dtype=torch.float64)
+    y = 25 * torch.sigmoid((10 * X - 5).sum(1) + 1) + 1
+    z = (y - y.mean()) / y.std()
+    m = ParametricModel(d, ParametricConfig(iterations=2000, restarts=1))
+    w, mse = m.fit(X, z, g)
+    assert mse < 1e-4
+    assert float(((m.value(w, X) - z) ** 2).mean()) == pytest.approx(mse)
+    _, untrained = m.fit(X, z, g, iterations=1, restarts=1)
+    assert untrained > 100 * mse
+
+
+def test_oracle_restarts_keep_the_best_and_warm_start_is_used():
+    g = torch.Generator().manual_seed(3)
+    X = torch.rand(10, 2, dtype=torch.float64)
+    y = torch.sin(6 * X[:, 0]) + X[:, 1]
+    m = ParametricModel(2, ParametricConfig(hidden=8, optimizer="lbfgs", lr=1.0, iterations=200, restarts=2))
+    w, mse = m.fit(X, y, g)
+    w2, mse2 = m.fit(X, y, g, w0=w, iterations=1, restarts=1)
+    assert mse2 <= mse + 1e-9
+
+
+def test_neural_surrogate_posterior_shapes_units_and_gradients():
+    s = NeuralSurrogate(3, ParametricConfig(hidden=6, iterations=300, restarts=1))
+    X = torch.rand(8, 3, dtype=torch.float64)
+    y = 100 + 10 * X.sum(1)
+    s.fit(X, y)
+    Xq = torch.rand(5, 3, dtype=torch.float64, requires_grad=True)
+    mean, var = s.posterior(Xq)
+    zmean, zvar = s.posterior(Xq, standardized=True)
+    assert mean.shape == var.shape == (5,) and bool((var > 0).all())
+    assert torch.allclose(mean, zmean * s.y_std + s.y_mean) and torch.allclose(var, zvar * s.y_std**2)
+    (zmean + zvar.sqrt()).sum().backward()
+    assert Xq.grad is not None and torch.isfinite(Xq.grad).all()
+    s.update(torch.rand(1, 3, dtype=torch.float64), torch.tensor([105.0], dtype=torch.float64))
+    assert s.n == 9
+
+
+@pytest.mark.parametrize("bad", [{"hidden": 0}, {"activation": "gelu"}, {"optimizer": "rmsprop"}, {"lr": 0.0}])
+def test_config_errors_name_the_key(bad):
+    key = next(iter(bad))
+    with pytest.raises(ValueError, match=f"model.{key}"):
+        ParametricConfig(**bad)

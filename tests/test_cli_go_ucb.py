@@ -1,0 +1,44 @@
+"""CLI smoke tests of go_ucb (both variants), turbo and surrogate=nn, read back with MLflow's client."""
+from __future__ import annotations
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import mlflow_runs
+
+TINY_NN = ("algo.model.iterations=100", "algo.model.restarts=1", "algo.ascent_steps=10", "algo.raw_samples=64")
+
+
+@pytest.mark.parametrize("variant", ["ball", "bonus"])
+def test_go_ucb_cli_logs_phase_and_ball_diagnostics(run_cli, store, variant):
+    run_cli("algo=go_ucb", f"algo.variant={variant}", "task=go_ucb_f1", "task.dim=3", "budget.rounds=6",
+            "algo.refit_iterations=50", *TINY_NN, f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "go_ucb_f1")
+    assert run.info.status == "FINISHED" and run.data.tags["algo"] == "go_ucb"
+    client = MlflowClient(tracking_uri=store)
+    phase = [m.value for m in sorted(client.get_metric_history(run.info.run_id, "phase"), key=lambda m: m.step)]
+    assert phase == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]  # n_init = ceil(sqrt(6))
+    keys = {"acquisition", "w_drift", "cumulative_regret"} | ({"beta", "ball_radius"} if variant == "ball" else {"bonus_coef"})
+    assert keys <= set(run.data.metrics)
+    assert len(client.get_metric_history(run.info.run_id, "acquisition")) == 3
+
+
+def test_turbo_cli_logs_trust_region(run_cli, store):
+    run_cli("algo=turbo", "task=branin", "budget.rounds=8", "algo.n_init=4", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "branin")
+    assert run.info.status == "FINISHED"
+    history = MlflowClient(tracking_uri=store).get_metric_history(run.info.run_id, "tr_length")
+    assert len(history) == 8 and {"restarts", "tr_failures", "regret"} <= set(run.data.metrics)
+
+
+def test_gp_ei_runs_on_the_neural_surrogate(run_cli, store):
+    run_cli("algo=gp_ei", "surrogate=nn", "surrogate.iterations=100", "surrogate.restarts=1", "task=branin",
+            "budget.rounds=5", "algo.n_init=3", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "branin")
+    assert run.info.status == "FINISHED" and run.data.tags["surrogate"] == "nn"
+    assert run.data.metrics["query_cost"] == 5
+
+
+def test_go_ucb_bad_variant_is_a_one_line_error(run_cli):
+    proc = run_cli("algo=go_ucb", "algo.variant=nope", "task=branin", check=False)
+    assert proc.returncode != 0 and "algo.variant" in proc.stderr and "ball" in proc.stderr
