@@ -13,6 +13,10 @@ import sys
 from typing import Any, Callable
 
 
+class JobFailed(RuntimeError):
+    """A multirun job failed; it already printed its one-line error (the sweep goes on without it)."""
+
+
 def one_line(ex: BaseException) -> str | None:
     """A one-line message for a Hydra/OmegaConf composition error, or None if it is not one."""
     from hydra.errors import CompactHydraException, MissingConfigException
@@ -53,6 +57,9 @@ def install() -> None:
             return original(func)
         try:
             return func()
+        except JobFailed as ex:  # raised by the sweeper after every job of the batch has run
+            print(f"Error: the sweep had failed jobs (the others ran); first: {ex}", file=sys.stderr)
+            sys.exit(1)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
             message = one_line(ex)
             if message is None:

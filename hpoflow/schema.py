@@ -38,6 +38,8 @@ class RootConfig:
     seed: int = 0
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     on_error: str = "fail"  # fail | skip
+    checkpoint_every: int = 1        # rounds between resumable checkpoints (0: none)
+    resume: Optional[str] = None     # run folder, checkpoint file or MLflow run id to continue
 
 
 def register_configs() -> None:
