@@ -51,9 +51,18 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
 
     def node(obj: Any) -> Any:  # frozen dataclasses become read-only nodes; overrides must stay possible
-        from omegaconf import OmegaConf
+        from omegaconf import Container, OmegaConf
 
         cfg = OmegaConf.structured(obj)
+
+        def writable(c: Any) -> None:  # nested frozen dataclasses (algo.optimizer) carry their own flag
+            OmegaConf.set_readonly(c, None)
+            for key in c:
+                child = c._get_node(key)
+                if isinstance(child, Container):
+                    writable(child)
+
+        writable(cfg)
         OmegaConf.set_readonly(cfg, False)
         return cfg
 
