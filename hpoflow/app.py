@@ -1,6 +1,7 @@
 """Build components from a composed config, start tracking, run the loop, print a summary."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import sys
@@ -248,9 +249,20 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         run_id = state.meta.get("run_id") if state is not None else None
         if state is not None:
             tags = {"resumed_at_round": str(state.round)}
-        tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
-                                artifacts=s.tracking.artifacts, run_id=run_id)
-        tracker.start(s.raw, tags, config_text)
+        try:
+            tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
+                                    artifacts=s.tracking.artifacts, run_id=run_id)
+        except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
+            raise ConfigError(f"tracking.uri={uri!r}: cannot open the MLflow store ({_first_line(exc)})") from None
+        try:
+            tracker.start(s.raw, tags, config_text)
+        except Exception as exc:  # noqa: BLE001 - server down, deleted experiment: never leave it RUNNING
+            if tracker.run_id is not None and run_id is None:
+                from hpoflow.records import RunStatus
+
+                with contextlib.suppress(Exception):
+                    tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
+            raise ConfigError(f"tracking.uri={uri!r}: cannot start the MLflow run ({_first_line(exc)})") from None
     checkpointer = None
     if checkpoint_path:
         meta = {"config": s.raw, "config_text": config_text, "run_id": getattr(tracker, "run_id", None),
@@ -261,6 +273,11 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
     return result
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
 
 
 def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None) -> None:
