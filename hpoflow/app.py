@@ -288,7 +288,8 @@ def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | No
     lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
     if uri:
         lines.append(f"MLflow run {run_id} in {uri}")
-        lines.append(f"browse: mlflow ui --backend-store-uri {uri}")
+        lines.append(f"browse: {uri}" if uri.startswith(("http://", "https://"))
+                     else f"browse: mlflow ui --backend-store-uri {uri}")
     print("\n".join(lines), file=sys.stdout, flush=True)
 
 
