@@ -28,6 +28,8 @@ def one_line(ex: BaseException) -> str | None:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         head = lines[0].removeprefix("In 'config': ")
         options = [ln for ln in lines[1:] if not ln.endswith(":")]
+        if any(f"hydra/launcher/{p}" in head for p in ("ray", "submitit")):
+            head += " (the launcher plugin is not installed: pip install 'hpoflow[cluster]')"
         return f"{head}; allowed: {', '.join(options)}" if options else head
     if isinstance(ex, CompactHydraException):
         cause = ex.__cause__
