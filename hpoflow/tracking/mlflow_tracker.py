@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hpoflow.records import Record, RunStatus
-from hpoflow.tracking.params import to_mlflow_params
+from hpoflow.tracking.params import redact_tree, to_mlflow_params
 from hpoflow.tracking.store import artifact_location, get_or_create_experiment, make_client, retry
 
 MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch call
@@ -46,6 +46,11 @@ class MlflowTracker:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
+        """Create the run (or continue ``run_id``). The config.yaml artifact is the redacted ``params``."""
+        if params:
+            import yaml
+
+            config_text = yaml.safe_dump(redact_tree(params), sort_keys=False, default_flow_style=False)
         self._config_text = config_text
         if self.run_id is not None:  # resuming an existing run
             run_id = self.run_id
