@@ -218,6 +218,8 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     hw.seed_everything(s.seed)
     try:
         task = build_task(s)
+    except ConfigError:
+        raise
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"task: {exc}") from None
     surrogate_factory = None
