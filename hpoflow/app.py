@@ -196,7 +196,7 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
                       resume: tuple[Any, str] | None = None) -> Any:
     """Build everything from validated settings and run the loop.
 
-    ``run_dir``: where the per-round checkpoint is written (``<run_dir>/checkpoint.pt``).
+    ``run_dir``: where the per-round checkpoint is written (``<run_dir>/checkpoint.json``).
     ``resume``: ``(loop state, checkpoint path)`` from :func:`resume_settings`: continue that run.
     """
     from hpoflow import hardware as hw

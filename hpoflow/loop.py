@@ -7,6 +7,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import torch
+
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm
 from hpoflow.checkpoint import (Checkpointer, LoopState, global_rng_state, load_rng_states, rng_states,
                                 set_global_rng_state)
@@ -106,7 +108,7 @@ def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget
     """
     tracker = tracker or NullTracker()
     book = book or RegretBook(task.direction, task.regret_reference)
-    state = LoopState()
+    state = LoopState(plain=checkpoint is not None)
     result = RunResult(RunStatus.FINISHED, {}, state.records, state.metrics)
     elapsed = 0.0
     try:
@@ -199,8 +201,9 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
             s = algorithm.ask(record.round)
             if not _same_config(s.config, record.config) or s.observe != record.queried:
                 diverged = diverged or record.round
-                x = x if x is not None else task.space.encode(record.config)
-                s = Suggestion(record.config, x.to(s.x.device, s.x.dtype), record.queried, s.info)
+                point = (torch.tensor(x, dtype=s.x.dtype, device=s.x.device) if x is not None
+                         else task.space.encode(record.config, s.x.dtype).to(s.x.device))
+                s = Suggestion(record.config, point, record.queried, s.info)
             algorithm.tell(s, outcome)  # type: ignore[arg-type]
         if diverged is not None:
             warnings.warn(f"resume: replaying '{getattr(algorithm, 'name', type(algorithm).__name__)}' did not "

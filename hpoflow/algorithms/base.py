@@ -51,8 +51,8 @@ class Algorithm(ABC):
 
     def state_dict(self) -> dict[str, Any]:
         """The full state for an exact resume: tensors and plain Python values only (dict, list, int,
-        float, str, bool, None) -- the checkpoint is read with ``torch.load(weights_only=True)`` -- including
-        your RNG states (``generator.get_state()``). Not overridden: resume replays instead."""
+        float, str, bool, None; string dict keys) -- the checkpoint is plain JSON, no pickled objects --
+        including your RNG states (``generator.get_state()``). Not overridden: resume replays instead."""
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
