@@ -170,15 +170,15 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None) -> tuple
     from hpoflow.checkpoint import CheckpointError, load, locate
     from hpoflow.tracking.store import default_uri
 
-    extra = [o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES]
-    if extra:
-        raise ConfigError(f"resume={resume!r} continues a run with its recorded config; drop the override "
-                          f"'{extra[0]}' (start a new run to change settings)")
     try:
         path = locate(resume, uri or default_uri())
         state = load(path)
     except CheckpointError as exc:
         raise ConfigError(str(exc)) from None
+    extra = [o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES]
+    if extra:
+        raise ConfigError(f"resume={resume!r} continues a run with its recorded config; drop the override "
+                          f"'{extra[0]}' (start a new run to change settings)")
     raw = dict(state.meta.get("config") or {})
     by_tag = not Path(resume).expanduser().exists()
     if by_tag and any(isinstance(raw.get(g), dict) and "_target_" in raw[g] for g in ("algo", "task", "surrogate")):
