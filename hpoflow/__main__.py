@@ -1,4 +1,9 @@
-"""Hydra entry point: compose -> validate -> build -> run -> print summary."""
+"""Hydra entry point: compose -> validate -> build -> run -> print summary.
+
+Exit status: 0 done, 1 the run failed (objective error under ``on_error=fail``), 2 bad config.
+In a multirun, a failing job prints its one-line error and is recorded as failed (its MLflow run is
+FAILED); Hydra's sweeper still runs every other job of the sweep and exits non-zero at the end.
+"""
 from __future__ import annotations
 
 import os
@@ -13,6 +18,7 @@ if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
 import hydra  # noqa: E402 - after the fast --help path, which needs no Hydra
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
+from hpoflow.cli_errors import JobFailed  # noqa: E402
 from hpoflow.cli_errors import install as install_error_reporter  # noqa: E402
 from hpoflow.schema import register_configs  # noqa: E402
 
@@ -25,25 +31,33 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from hpoflow.app import ConfigError, run_from_settings, sweep_id_from, validate
+    from hpoflow.app import ConfigError, resume_settings, run_from_settings, sweep_id_from, validate
     from hpoflow.loop import ObjectiveError
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
+
+    def fail(message: str, status: int) -> None:
+        print(f"Error: {message}", file=sys.stderr, flush=True)
+        if multirun:  # never sys.exit inside a sweep job: SystemExit would stop the whole sweep
+            raise JobFailed(f"job {hc.job.num}: {message}")
+        sys.exit(status)
+
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
         settings = validate(raw)  # type: ignore[arg-type]
-        run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None)
+        resume = None
+        if settings.resume is not None:
+            settings, state, path = resume_settings(settings.resume, list(hc.overrides.task), settings.tracking.uri)
+            resume = (state, path)
+        run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None,
+                          run_dir=hc.runtime.output_dir, resume=resume)
     except ConfigError as exc:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
-        print(f"Error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except ObjectiveError as exc:
-        # the run is already marked FAILED with everything logged; in a sweep the other jobs go on
-        print(f"Error: run failed: {exc}", file=sys.stderr)
-        if not multirun:
-            sys.exit(1)
+        fail(str(exc), 2)
+    except ObjectiveError as exc:  # the run is already FAILED in MLflow with every earlier step logged
+        fail(f"run failed: {exc}", 1)
 
 
 if __name__ == "__main__":

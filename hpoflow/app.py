@@ -1,11 +1,13 @@
 """Build components from a composed config, start tracking, run the loop, print a summary."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from hpoflow import registry
@@ -36,6 +38,8 @@ class Settings:
     seed: int
     on_error: OnError
     raw: dict[str, Any]
+    checkpoint_every: int = 1
+    resume: str | None = None
     progress: bool = True
 
 
@@ -95,8 +99,15 @@ def validate(raw: dict[str, Any]) -> Settings:
         on_error = OnError(str(raw.get("on_error", "fail")).lower().removeprefix("onerror."))
     except ValueError:
         raise ConfigError(f"on_error={raw.get('on_error')!r} is unknown; allowed: fail, skip") from None
+    every = raw.get("checkpoint_every", 1)
+    if not isinstance(every, int) or isinstance(every, bool) or every < 0:
+        raise ConfigError(f"checkpoint_every={every!r} must be a non-negative integer (0: no checkpoints)")
+    resume = raw.get("resume")
+    if resume is not None and (not isinstance(resume, str) or not resume.strip()):
+        raise ConfigError(f"resume={resume!r} must name a run folder, a checkpoint file or an MLflow run id")
     return Settings(algo, algo_entry, algo_target, surrogate, surrogate_entry, task, task_entry, task_target,
-                    hardware, tracking, budget, seed, on_error, raw, progress=bool(raw.get("progress", True)))
+                    hardware, tracking, budget, seed, on_error, raw, every, resume,
+                    progress=bool(raw.get("progress", True)))
 
 
 def _import(target: str) -> Any:
@@ -107,9 +118,18 @@ def _import(target: str) -> Any:
 
 
 def build_task(s: Settings) -> Any:
-    if s.task_target is not None:
-        return _import(s.task_target)(**s.task, seed=s.seed)
-    return s.task_entry.load()(**asdict(s.task), seed=s.seed)  # type: ignore[union-attr]
+    """Build the task; a missing or unreadable file becomes a ConfigError naming the task setting."""
+    values = dict(s.task) if s.task_target is not None else asdict(s.task)
+    try:
+        if s.task_target is not None:
+            return _import(s.task_target)(**values, seed=s.seed)
+        return s.task_entry.load()(**values, seed=s.seed)  # type: ignore[union-attr]
+    except OSError as exc:
+        name = getattr(exc, "filename", None)
+        keys = [k for k, v in values.items() if isinstance(v, str) and v and name is not None
+                and (str(name) == v or str(name).startswith(v.rstrip("/") + "/"))]
+        key = f"task.{keys[0]}={values[keys[0]]!r}" if keys else "task"
+        raise ConfigError(f"{key}: cannot read {name or ''}: {exc.strerror or exc}".replace(": :", ":")) from None
 
 
 def build_algorithm(s: Settings, ctx: Any) -> Any:
@@ -139,19 +159,70 @@ def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: s
     return tags
 
 
+RESUMABLE_OVERRIDES = ("resume", "tracking.uri")  # what a resume may set; everything else is recorded
+
+
+def resume_settings(resume: str, overrides: list[str], uri: str | None) -> tuple[Settings, Any, str]:
+    """Settings, loop state and checkpoint path for ``resume=<run folder | checkpoint | MLflow run id>``.
+
+    The run continues with the config recorded in its checkpoint; overrides other than ``resume`` and
+    ``tracking.uri`` (a moved store) are refused. Components given by ``_target_`` are only rebuilt from a
+    checkpoint named by path, never from one found through an MLflow tag.
+    """
+    from hpoflow.checkpoint import CheckpointError, load, locate
+    from hpoflow.tracking.store import default_uri
+
+    try:
+        path = locate(resume, uri or default_uri())
+        state = load(path)
+    except CheckpointError as exc:
+        raise ConfigError(str(exc)) from None
+    extra = [o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES]
+    if extra:
+        raise ConfigError(f"resume={resume!r} continues a run with its recorded config; drop the override "
+                          f"'{extra[0]}' (start a new run to change settings)")
+    raw = dict(state.meta.get("config") or {})
+    by_tag = not Path(resume).expanduser().exists()
+    if by_tag and any(isinstance(raw.get(g), dict) and "_target_" in raw[g] for g in ("algo", "task", "surrogate")):
+        raise ConfigError(f"resume={resume!r}: this run uses a _target_ component; resume it by its run folder "
+                          "(configs found through MLflow are never instantiated from _target_)")
+    tracking = dict(raw.get("tracking") or {})
+    tracking["uri"] = uri or tracking.get("uri") or state.meta.get("uri")  # the store the run lives in
+    raw["tracking"] = tracking
+    raw["resume"] = None
+    return validate(raw), state, str(path)
+
+
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,
-                      print_summary: bool = True) -> Any:
-    """Build everything from validated settings and run the loop."""
+                      print_summary: bool = True, run_dir: str | None = None,
+                      resume: tuple[Any, str] | None = None) -> Any:
+    """Build everything from validated settings and run the loop.
+
+    ``run_dir``: where the per-round checkpoint is written (``<run_dir>/checkpoint.json``).
+    ``resume``: ``(loop state, checkpoint path)`` from :func:`resume_settings`: continue that run.
+    """
     from hpoflow import hardware as hw
     from hpoflow.algorithms.base import BuildContext
+    from hpoflow.checkpoint import FILENAME, Checkpointer
     from hpoflow.loop import Budget, run
     from hpoflow.tracking.base import NullTracker
 
-    resolved = hw.setup(s.hardware)
+    state, checkpoint_path = resume if resume is not None else (None, None)
+    if state is not None and state.meta.get("status") == "FINISHED":
+        print(f"resume: the run already finished ({state.round} rounds); nothing to do", file=sys.stdout)
+        return None
+    if state is not None:
+        config_text = state.meta.get("config_text", config_text)
+    try:
+        resolved = hw.setup(s.hardware)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     hw.seed_everything(s.seed)
     try:
         task = build_task(s)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as exc:
         raise ConfigError(f"task: {exc}") from None
     surrogate_factory = None
     if s.surrogate_entry is not None:
@@ -162,6 +233,8 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         algorithm = build_algorithm(s, ctx)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"algo: {exc}") from None
+    if checkpoint_path is None and run_dir is not None and s.checkpoint_every > 0:
+        checkpoint_path = str((Path(run_dir) / FILENAME).resolve())
     tracker: Any = NullTracker()
     uri = None
     if s.tracking.enabled:
@@ -173,24 +246,50 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         tags["direction"] = task.direction.value
         tags["regret_reference"] = ("optimum" if task.optimum is not None
                                     else "bound" if task.bound is not None else "none")
+        if checkpoint_path:
+            tags["checkpoint"] = checkpoint_path
         experiment = s.tracking.experiment or tags["task"]
         run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
-        tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
-                                artifacts=s.tracking.artifacts)
-        tracker.start(s.raw, tags, config_text)
+        run_id = state.meta.get("run_id") if state is not None else None
+        if state is not None:
+            tags = {"resumed_at_round": str(state.round)}
+        try:
+            tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
+                                    artifacts=s.tracking.artifacts, run_id=run_id)
+        except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
+            raise ConfigError(f"tracking.uri={uri!r}: cannot open the MLflow store ({_first_line(exc)})") from None
+        try:
+            tracker.start(s.raw, tags, config_text)
+        except Exception as exc:  # noqa: BLE001 - server down, deleted experiment: never leave it RUNNING
+            if tracker.run_id is not None and run_id is None:
+                from hpoflow.records import RunStatus
+
+                with contextlib.suppress(Exception):
+                    tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
+            raise ConfigError(f"tracking.uri={uri!r}: cannot start the MLflow run ({_first_line(exc)})") from None
         if s.tracking.artifacts and task.space.dim <= 2:
             from hpoflow.surrogate_plot import surrogate_artifact_writer
 
             tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
     from hpoflow.progress import RunProgress
 
+    checkpointer = None
+    if checkpoint_path:
+        meta = {"config": s.raw, "config_text": config_text, "run_id": getattr(tracker, "run_id", None),
+                "uri": uri, "sweep_id": sweep_id}
+        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
     with RunProgress(s.budget.rounds, label, enabled=s.progress) as progress:
         result = run(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error,
-                     on_round=progress)
+                     on_round=progress, checkpoint=checkpointer, resume=state)
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
     return result
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
 
 
 def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None) -> None:
@@ -201,7 +300,8 @@ def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | No
     lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
     if uri:
         lines.append(f"MLflow run {run_id} in {uri}")
-        lines.append(f"browse: mlflow ui --backend-store-uri {uri}")
+        lines.append(f"browse: {uri}" if uri.startswith(("http://", "https://"))
+                     else f"browse: mlflow ui --backend-store-uri {uri}")
     print("\n".join(lines), file=sys.stdout, flush=True)
 
 

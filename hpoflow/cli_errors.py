@@ -13,6 +13,10 @@ import sys
 from typing import Any, Callable
 
 
+class JobFailed(RuntimeError):
+    """A multirun job failed; it already printed its one-line error (the sweep goes on without it)."""
+
+
 def one_line(ex: BaseException) -> str | None:
     """A one-line message for a Hydra/OmegaConf composition error, or None if it is not one."""
     from hydra.errors import CompactHydraException, MissingConfigException
@@ -24,6 +28,8 @@ def one_line(ex: BaseException) -> str | None:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         head = lines[0].removeprefix("In 'config': ")
         options = [ln for ln in lines[1:] if not ln.endswith(":")]
+        if any(f"hydra/launcher/{p}" in head for p in ("ray", "submitit")):
+            head += " (the launcher plugin is not installed: pip install 'hpoflow[cluster]')"
         return f"{head}; allowed: {', '.join(options)}" if options else head
     if isinstance(ex, CompactHydraException):
         cause = ex.__cause__
@@ -53,6 +59,9 @@ def install() -> None:
             return original(func)
         try:
             return func()
+        except JobFailed as ex:  # raised by the sweeper after every job of the batch has run
+            print(f"Error: the sweep had failed jobs (the others ran); first: {ex}", file=sys.stderr)
+            sys.exit(1)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
             message = one_line(ex)
             if message is None:

@@ -39,6 +39,8 @@ class RootConfig:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     on_error: str = "fail"  # fail | skip
     progress: bool = True   # live progress bar on a terminal (the log file always gets a line per round)
+    checkpoint_every: int = 1        # rounds between resumable checkpoints (0: none)
+    resume: Optional[str] = None     # run folder, checkpoint file or MLflow run id to continue
 
 
 def register_configs() -> None:
@@ -50,18 +52,19 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
 
     def node(obj: Any) -> Any:  # frozen dataclasses become read-only nodes; overrides must stay possible
-        from omegaconf import DictConfig, OmegaConf
+        from omegaconf import Container, OmegaConf
 
         cfg = OmegaConf.structured(obj)
 
-        def writable(c: DictConfig) -> None:  # nested frozen dataclasses carry their own read-only flag
-            OmegaConf.set_readonly(c, False)
+        def writable(c: Any) -> None:  # nested frozen dataclasses (algo.optimizer) carry their own flag
+            OmegaConf.set_readonly(c, None)
             for key in c:
                 child = c._get_node(key)
-                if isinstance(child, DictConfig):
+                if isinstance(child, Container):
                     writable(child)
 
         writable(cfg)
+        OmegaConf.set_readonly(cfg, False)
         return cfg
 
     cs.store(name="root_schema", node=RootConfig)

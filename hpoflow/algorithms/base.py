@@ -41,12 +41,22 @@ class Algorithm(ABC):
     def step(self, round: int) -> Record:
         """Run round ``round`` (1-based) and return its Record."""
 
+    # -- resume contract (optional) ---------------------------------------------------------------------
+    # Do nothing and resume still works: a fresh instance (same config, same seed) *replays* the run: it
+    # is asked again every past round and told the recorded outcome (objectives are not re-evaluated;
+    # ``step`` algorithms re-run their steps). That is exact whenever ask/tell are deterministic given the
+    # seed (RNGs from ``ctx.generator``, no wall-clock decisions), and costs one ask per past round.
+    # Override BOTH methods below when ask is expensive or not deterministic; the loop then calls
+    # ``load_state_dict`` on a freshly built instance instead of replaying.
+
     def state_dict(self) -> dict[str, Any]:
-        """Checkpointable state (tensors and plain Python values only)."""
+        """The full state for an exact resume: tensors and plain Python values only (dict, list, int,
+        float, str, bool, None; string dict keys) -- the checkpoint is plain JSON, no pickled objects --
+        including your RNG states (``generator.get_state()``). Not overridden: resume replays instead."""
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what ``state_dict`` returned."""
+        """Restore what ``state_dict`` returned into a freshly built instance (same config and seed)."""
 
 
 class AskTellAlgorithm(Algorithm):

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hpoflow.records import Record, RunStatus
-from hpoflow.tracking.params import to_mlflow_params
-from hpoflow.tracking.store import artifact_location, get_or_create_experiment, make_client
+from hpoflow.tracking.params import redact_tree, to_mlflow_params
+from hpoflow.tracking.store import artifact_location, get_or_create_experiment, make_client, retry
 
 MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch call
 MAX_PARAMS = 100  # ... and on params per call
+STEP_MARKER = "query_cost"  # logged every round, and last: its presence at step t means round t is stored
 
 
 class MlflowTracker:
@@ -23,6 +24,11 @@ class MlflowTracker:
 
     Metrics are buffered and flushed every ``flush_every`` rounds, after ``flush_seconds``, and in
     ``finish``, which also writes the config, the trajectory CSV and the regret plot, then sets the status.
+    Every write is retried on transient store errors (``store.retry``).
+
+    With ``run_id`` the tracker continues an existing run (resume): the steps the store already holds
+    are read once, and ``log`` skips their metrics, so that each step is logged exactly once. This relies
+    on batches being written in order, each atomically, with ``STEP_MARKER`` last in every round.
     """
 
     def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 25,
@@ -38,27 +44,45 @@ class MlflowTracker:
         self._config_text = ""
         self._finished = False
         self._artifact_writers: list[Callable[[Path], list[Path]]] = []
+        self._stored_steps: set[int] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
+        """Create the run (or continue ``run_id``). The config.yaml artifact is the redacted ``params``."""
+        if params:
+            import yaml
+
+            config_text = yaml.safe_dump(redact_tree(params), sort_keys=False, default_flow_style=False)
         self._config_text = config_text
         if self.run_id is not None:  # resuming an existing run
-            self.client.update_run(self.run_id, status="RUNNING")
+            run_id = self.run_id
+            history = retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))
+            self._stored_steps = {m.step for m in history}
+            retry(lambda: self.client.update_run(run_id, status="RUNNING"))
+            for key, value in tags.items():
+                retry(lambda: self.client.set_tag(run_id, key, str(value)))
+            if "error" in retry(lambda: self.client.get_run(run_id)).data.tags:
+                retry(lambda: self.client.delete_tag(run_id, "error"))  # the earlier crash is over
             return
         exp_id = get_or_create_experiment(self.client, self.experiment, artifact_location(self.uri))
-        run = self.client.create_run(exp_id, tags={k: str(v) for k, v in tags.items()}, run_name=self.run_name)
+        run = retry(lambda: self.client.create_run(exp_id, tags={k: str(v) for k, v in tags.items()},
+                                                   run_name=self.run_name))
         self.run_id = run.info.run_id
         from mlflow.entities import Param
 
         items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
         for i in range(0, len(items), MAX_PARAMS):
-            self.client.log_batch(self.run_id, params=items[i:i + MAX_PARAMS])
+            retry(lambda: self.client.log_batch(run.info.run_id, params=items[i:i + MAX_PARAMS]))
 
     def log(self, record: Record, metrics: dict[str, float]) -> None:
         from mlflow.entities import Metric
 
-        ts = int(time.time() * 1000)
-        self._buffer.extend(Metric(k, float(v), ts, record.round) for k, v in metrics.items())
+        if record.round not in self._stored_steps:
+            ts = int(time.time() * 1000)
+            self._buffer.extend(Metric(k, float(v), ts, record.round) for k, v in metrics.items()
+                                if k != STEP_MARKER)
+            if STEP_MARKER in metrics:
+                self._buffer.append(Metric(STEP_MARKER, float(metrics[STEP_MARKER]), ts, record.round))
         row: dict[str, Any] = {"round": record.round, **{f"param.{k}": v for k, v in record.config.items()}}
         row.update({k: metrics.get(k) for k in ("value", "best_value", "regret", "cumulative_regret",
                                                  "simple_regret", "query_cost", "wall_time")})
@@ -72,9 +96,11 @@ class MlflowTracker:
     def flush(self) -> None:
         if self.run_id is None:
             return
+        run_id = self.run_id
         while self._buffer:
-            batch, self._buffer = self._buffer[:MAX_BATCH], self._buffer[MAX_BATCH:]
-            self.client.log_batch(self.run_id, metrics=batch)
+            batch = self._buffer[:MAX_BATCH]
+            retry(lambda: self.client.log_batch(run_id, metrics=batch))
+            self._buffer = self._buffer[MAX_BATCH:]
         self._rounds_since_flush = 0
         self._last_flush = time.monotonic()
 
@@ -84,15 +110,16 @@ class MlflowTracker:
         self._finished = True
         try:
             self.flush()
+            run_id = self.run_id
             if error:
-                self.client.set_tag(self.run_id, "error", error[:5000])
+                retry(lambda: self.client.set_tag(run_id, "error", error[:5000]))
             for key in ("best_value", "cumulative_regret", "simple_regret"):
                 if isinstance(summary.get(key), (int, float)):
-                    self.client.set_tag(self.run_id, f"final.{key}", repr(summary[key]))
+                    retry(lambda: self.client.set_tag(run_id, f"final.{key}", repr(summary[key])))
             if self.artifacts:
                 self._write_artifacts(summary)
         finally:
-            self.client.set_terminated(self.run_id, status=status.value)
+            retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
 
     # -- artifacts ----------------------------------------------------------------------------
     def add_artifact_writer(self, writer: Callable[[Path], list[Path]]) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SECRET_KEY = re.compile(r"(password|passwd|token|secret|credential|(^|_)key$)",
+SECRET_KEY = re.compile(r"(password|passwd|token|secret|credential|(^|_|api|access|private)key$)",
                         re.IGNORECASE)
+URI_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s]+@", re.IGNORECASE)
 REDACTED = "***"
 MAX_VALUE_LEN = 6000  # MLflow's limit on a param value
 
@@ -22,10 +23,27 @@ def flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def redact_value(key: str, value: Any) -> Any:
+    """``***`` for a secret-looking key; a password inside a URI (``scheme://user:pw@host``) becomes ``***``."""
+    if SECRET_KEY.search(key.rsplit(".", 1)[-1]) and value not in (None, ""):
+        return REDACTED
+    if isinstance(value, str):
+        return URI_CREDENTIALS.sub(rf"\g<1>{REDACTED}@", value)
+    return value
+
+
 def redact(params: dict[str, Any]) -> dict[str, Any]:
     """Replace the value of every key that looks like a secret (password, token, secret, *key)."""
-    return {k: (REDACTED if SECRET_KEY.search(k.rsplit(".", 1)[-1]) and v not in (None, "") else v)
-            for k, v in params.items()}
+    return {k: redact_value(k, v) for k, v in params.items()}
+
+
+def redact_tree(config: Any, key: str = "") -> Any:
+    """The same redaction on a nested config (for the config.yaml artifact)."""
+    if isinstance(config, dict):
+        return {k: redact_tree(v, str(k)) for k, v in config.items()}
+    if isinstance(config, list):
+        return [redact_tree(v, key) for v in config]
+    return redact_value(key, config)
 
 
 def to_mlflow_params(config: dict[str, Any]) -> dict[str, str]:

@@ -1,39 +1,89 @@
-"""MLflow store helpers: default SQLite URI, client with retries, race-free experiment creation."""
+"""MLflow store helpers: default SQLite URI, safe concurrent use of one store, race-free experiments.
+
+Several processes (a joblib/Ray sweep, two shells) may share one SQLite file. What makes that safe:
+the schema is created once, under an exclusive file lock (``<db>.lock``), before any run is written;
+the database is switched to WAL journaling (readers never block the writer); MLflow's sessions wait up
+to 20 s on a busy database (``PRAGMA busy_timeout``); and every write is retried with jittered exponential
+backoff when SQLite still reports "database is locked" (WAL can refuse a read-to-write upgrade at once).
+"""
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import random
+import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 DEFAULT_DB = "outputs/mlflow.db"
+_READY: set[str] = set()  # SQLite stores this process has already initialised
+_JITTER = random.SystemRandom()  # never the seeded global RNG: retries must not change a run's trajectory
 
 
 def default_uri(root: str | Path = ".") -> str:
     return f"sqlite:///{(Path(root) / DEFAULT_DB).resolve()}"
 
 
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (None for other stores)."""
+    if uri.startswith("sqlite:///"):
+        return Path(uri[len("sqlite:///"):].split("?", 1)[0])
+    return None
+
+
 def artifact_location(uri: str) -> str | None:
     """Artifacts of a SQLite store live beside the database file; a server decides its own."""
-    if uri.startswith("sqlite:///"):
-        db = Path(uri[len("sqlite:///"):])
+    db = sqlite_path(uri)
+    if db is not None:
         return (db.parent / "mlartifacts").resolve().as_uri()
     return None
 
 
-def make_client(uri: str) -> Any:
-    """An MlflowClient for ``uri``; creates the SQLite file's folder first."""
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock held across processes (released when the process dies)."""
+    with open(path, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _client(uri: str) -> Any:
     from mlflow.tracking import MlflowClient
 
-    if uri.startswith("sqlite:///"):
-        Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-    return retry(lambda: MlflowClient(tracking_uri=uri))
+    return MlflowClient(tracking_uri=uri)
 
 
 def init_store(uri: str) -> None:
-    """Create the store's schema once (before parallel jobs fan out)."""
-    client = make_client(uri)
-    retry(lambda: client.search_experiments(max_results=1))
+    """Create the store's schema once (a file lock serialises concurrent creators); SQLite gets WAL mode."""
+    db = sqlite_path(uri)
+    if db is None:
+        client = _client(uri)
+        retry(lambda: client.search_experiments(max_results=1))
+        return
+    if uri in _READY:
+        return
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(db.with_name(db.name + ".lock")):
+        con = sqlite3.connect(db, timeout=30)
+        try:
+            retry(lambda: con.execute("PRAGMA journal_mode=WAL").fetchone())
+        finally:
+            con.close()
+        client = _client(uri)
+        retry(lambda: client.search_experiments(max_results=1))  # creates the tables on a fresh file
+    _READY.add(uri)
+
+
+def make_client(uri: str) -> Any:
+    """An MlflowClient for ``uri``; a SQLite store is initialised first (folder, schema, WAL)."""
+    if sqlite_path(uri) is not None:
+        init_store(uri)
+    return retry(lambda: _client(uri))
 
 
 def get_or_create_experiment(client: Any, name: str, artifact_root: str | None) -> str:
@@ -43,10 +93,15 @@ def get_or_create_experiment(client: Any, name: str, artifact_root: str | None) 
     def attempt() -> str:
         exp = client.get_experiment_by_name(name)
         if exp is not None:
+            if exp.lifecycle_stage == "deleted":
+                raise MlflowException(f"tracking.experiment='{name}' was deleted in this store; restore it "
+                                      "(mlflow experiments restore) or choose another name")
             return exp.experiment_id
         try:
             return client.create_experiment(name, artifact_location=artifact_root)
-        except MlflowException:
+        except MlflowException as exc:
+            if "locked" in str(exc).lower():
+                raise
             exp = client.get_experiment_by_name(name)
             if exp is None:
                 raise
@@ -55,13 +110,17 @@ def get_or_create_experiment(client: Any, name: str, artifact_root: str | None) 
     return retry(attempt)
 
 
-def retry(fn: Callable[[], T], tries: int = 8, base_delay: float = 0.2) -> T:
-    """Call ``fn``, retrying with exponential backoff on SQLite lock errors."""
+TRANSIENT = ("locked", "busy", "temporarily unavailable")
+
+
+def retry(fn: Callable[[], T], tries: int = 10, base_delay: float = 0.1, max_delay: float = 5.0) -> T:
+    """Call ``fn``, retrying with jittered exponential backoff on transient store errors (SQLite locks)."""
     for attempt in range(tries):
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - only lock errors are retried, others re-raised
-            if attempt == tries - 1 or "locked" not in str(exc).lower():
+        except Exception as exc:  # noqa: BLE001 - only transient errors are retried, others re-raised
+            message = str(exc).lower()
+            if attempt == tries - 1 or not any(t in message for t in TRANSIENT):
                 raise
-            time.sleep(base_delay * 2**attempt)
+            time.sleep(min(max_delay, base_delay * 2**attempt) * _JITTER.uniform(0.5, 1.5))
     raise AssertionError("unreachable")

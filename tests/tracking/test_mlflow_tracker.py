@@ -51,3 +51,22 @@ def test_secret_like_keys_are_redacted():
     params = to_mlflow_params({"db": {"password": "x", "api_key": "y", "keys": 3}, "token": "z", "monkey": 1})
     assert params["db.password"] == params["db.api_key"] == params["token"] == REDACTED
     assert params["db.keys"] == "3" and params["monkey"] == "1"
+
+
+def test_secrets_in_uris_and_key_variants_are_redacted():
+    params = to_mlflow_params({"tracking": {"uri": "postgresql+psycopg2://mlflow:s3cret@127.0.0.1:5433/mlflow"},
+                               "apikey": "a", "AWS_ACCESS_KEY": "b", "server": "http://127.0.0.1:5000",
+                               "keyboard": "qwerty"})
+    assert params["tracking.uri"] == "postgresql+psycopg2://mlflow:***@127.0.0.1:5433/mlflow"
+    assert params["apikey"] == params["AWS_ACCESS_KEY"] == REDACTED
+    assert params["server"] == "http://127.0.0.1:5000" and params["keyboard"] == "qwerty"
+
+
+def test_config_artifact_is_redacted_too(store, tmp_path):
+    from hpoflow.records import RunStatus
+
+    tracker = _tracker(store)
+    tracker.finish(RunStatus.FINISHED, {})
+    client = MlflowClient(tracking_uri=store)
+    text = open(client.download_artifacts(tracker.run_id, "config.yaml", str(tmp_path))).read()
+    assert "password: '***'" in text and "hunter2" not in text
