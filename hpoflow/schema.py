@@ -52,13 +52,13 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
 
     def node(obj: Any) -> Any:  # frozen dataclasses become read-only nodes; overrides must stay possible
-        from omegaconf import Container, OmegaConf
+        from omegaconf import Container, ListConfig, OmegaConf
 
         cfg = OmegaConf.structured(obj)
 
         def writable(c: Any) -> None:  # nested frozen dataclasses (algo.optimizer) carry their own flag
             OmegaConf.set_readonly(c, None)
-            for key in c:
+            for key in (range(len(c)) if isinstance(c, ListConfig) else list(c.keys())):
                 child = c._get_node(key)
                 if isinstance(child, Container):
                     writable(child)
