@@ -105,8 +105,8 @@ def _overrides(cmd: str) -> list[str] | None:
     for tok in args:
         if tok in ("--cfg", "-c", "--package", "-p"):
             next(args, None)  # the flag's argument (e.g. ``job``)
-        if tok.startswith("-"):
-            continue
+        if tok.startswith("-") or tok == "..." or tok.startswith(("hydra/", "hydra.")) or tok.endswith("=..."):
+            continue  # launcher choices need their plugins; the job's own config is what is checked here
         key, _, value = tok.partition("=")
         out.append(f"{key}={value.split(',')[0]}")
     return out
