@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hpoflow.records import Evaluation, Failure, Record, RegretBook
+from hpoflow.records import Evaluation, Failure, Record
 
 VERSION = 1
 FILENAME = "checkpoint.json"

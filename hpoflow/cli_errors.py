@@ -64,8 +64,11 @@ def install() -> None:
             sys.exit(1)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
             message = one_line(ex)
-            if message is None:
-                return original(lambda: (_ for _ in ()).throw(ex))
+            if message is None:  # not a composition error: Hydra's own reporting (stripped traceback)
+                def reraise(err: BaseException = ex) -> Any:
+                    raise err
+
+                return original(reraise)
             print(f"Error: {message}", file=sys.stderr)
             sys.exit(2)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, cli_env, mlflow_runs
+from tests.conftest import REPO, mlflow_runs
 from tests.test_failures_cli import FAULTY, faulty_env
 
 PLUGIN = ("--config-dir", str(FAULTY / "conf"))
