@@ -55,3 +55,15 @@ def cell(values: list[float], fmt: str) -> str:
         return "n/a"
     a = np.asarray(values, dtype=float)
     return f"{a.mean():{fmt}} ± {a.std():{fmt}}"
+
+
+def table_rows(data: dict[str, list[dict[str, Any]]], labels: list[str], columns: list[Any], width: int) -> list[str]:
+    """One line per method: R_T/T and C_T (mean ± std) and the trial count for each column's key."""
+    lines = []
+    for label in labels:
+        row = f"{label:{width}s}"
+        for col in columns:
+            runs = data.get(f"{label}|{col}", [])
+            row += f"| {cell([r['R/T'] for r in runs], '.3f'):>13s} {cell([r['C'] for r in runs], '.0f'):>9s} [{len(runs)}]"
+        lines.append(row)
+    return lines

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.ce_common import cell, load, run_one, save
+from scripts.ce_common import load, run_one, save, table_rows
 
 SHAPES = ("sine", "gaussian", "piecewise")
 GP = {"kernel": "identity", "outputscale": 0.25, "prior_mean": 0.5, "noise": 0.01, "epsilon": 0.01,
@@ -39,12 +39,7 @@ def table(data: dict, rounds: int) -> str:
     lines = [f"Table A1 (T={rounds}); mean ± std over trials (n per cell in brackets)",
              f"{'':28s}" + "".join(f"| {s:<26s}" for s in SHAPES),
              f"{'':28s}" + "".join(f"| {'R_T/T':>13s} {'C_T':>9s}  " for _ in SHAPES)]
-    for label, *_ in METHODS:
-        row = f"{label:28s}"
-        for s in SHAPES:
-            runs = data.get(f"{label}|{s}", [])
-            row += f"| {cell([r['R/T'] for r in runs], '.3f'):>13s} {cell([r['C'] for r in runs], '.0f'):>9s} [{len(runs)}]"
-        lines.append(row)
+    lines += table_rows(data, [label for label, *_ in METHODS], list(SHAPES), 28)
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.ce_common import cell, load, run_one, save
+from scripts.ce_common import load, run_one, save, table_rows
 
 EPSILONS = (0.003, 0.005, 0.01, 0.03, 0.05)
 PROBS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -38,12 +38,7 @@ def table(data: dict, rounds: int, rows: list[tuple[str, str, dict]]) -> str:
     head = f"{'':26s}" + "".join(f"| eps={e:<21g}" for e in eps)
     sub = f"{'':26s}" + "".join(f"| {'R_T/T':>13s} {'C_T':>9s} " for _ in eps)
     lines = [f"Table A2 (T={rounds}); mean ± std over trials (n per cell in brackets)", head, sub]
-    for label, _, _ in rows:
-        row = f"{label:26s}"
-        for e in eps:
-            runs = data.get(f"{label}|{e}", [])
-            row += f"| {cell([r['R/T'] for r in runs], '.3f'):>13s} {cell([r['C'] for r in runs], '.0f'):>9s} [{len(runs)}]"
-        lines.append(row)
+    lines += table_rows(data, [label for label, _, _ in rows], eps, 26)
     return "\n".join(lines)
 
 

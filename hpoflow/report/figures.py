@@ -47,45 +47,44 @@ def plot_task(task: str, rows: list[Summary], out: Path) -> list[Path]:
 
     Each has two panels, cumulative and simple regret, with mean ± 1.96·std/√n bands over seeds.
     """
-    plt = _pyplot()
-    paths: list[Path] = []
-    fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(10, 4))
-    for s in rows:
-        x = np.arange(1, s.curves.shape[1] + 1)
-        _draw(ax_c, x, s.curves, f"{s.algo} (n={s.n})")
-        if s.simple_curves.size:
-            _draw(ax_s, x, s.simple_curves, f"{s.algo} (n={s.n})")
-    ax_c.set_ylabel("cumulative regret")
-    ax_s.set_ylabel("simple regret")
-    ax_s.set_yscale("log", nonpositive="clip")
-    for ax in (ax_c, ax_s):
-        ax.set_xlabel("round")
-        ax.grid(alpha=0.3)
-    ax_c.legend(fontsize=8)
-    fig.suptitle(f"{task}: regret vs round (95% bands)")
-    fig.tight_layout()
-    paths += _save(fig, out, f"regret_vs_round_{_slug(task)}")
-    plt.close(fig)
+    def by_round(ax_c, ax_s) -> None:
+        for s in rows:
+            x = np.arange(1, s.curves.shape[1] + 1)
+            _draw(ax_c, x, s.curves, f"{s.algo} (n={s.n})")
+            if s.simple_curves.size:
+                _draw(ax_s, x, s.simple_curves, f"{s.algo} (n={s.n})")
 
+    def by_cost(ax_c, ax_s) -> None:
+        for s in rows:
+            if not s.cost_curves.size or np.all(np.isnan(s.cost_curves)):
+                continue
+            grid, cum = on_cost_grid(s)
+            _draw(ax_c, grid, cum, f"{s.algo} (n={s.n})")
+            simple = Summary(s.task, s.algo, s.n, s.cumulative, s.simple, s.query_cost, s.wall_time,
+                             s.simple_curves, cost_curves=s.cost_curves)
+            grid, sim = on_cost_grid(simple)
+            _draw(ax_s, grid, sim, f"{s.algo} (n={s.n})")
+
+    return (_two_panels(by_round, "round", f"{task}: regret vs round (95% bands)", out,
+                        f"regret_vs_round_{_slug(task)}")
+            + _two_panels(by_cost, "cumulative query cost", f"{task}: regret vs query cost (95% bands)", out,
+                          f"regret_vs_cost_{_slug(task)}"))
+
+
+def _two_panels(draw, xlabel: str, title: str, out: Path, stem: str) -> list[Path]:
+    """Cumulative (left) and simple regret (right, log scale) panels filled by ``draw``; saved as PNG and SVG."""
+    plt = _pyplot()
     fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(10, 4))
-    for s in rows:
-        if not s.cost_curves.size or np.all(np.isnan(s.cost_curves)):
-            continue
-        grid, cum = on_cost_grid(s)
-        _draw(ax_c, grid, cum, f"{s.algo} (n={s.n})")
-        simple = Summary(s.task, s.algo, s.n, s.cumulative, s.simple, s.query_cost, s.wall_time, s.simple_curves,
-                         cost_curves=s.cost_curves)
-        grid, sim = on_cost_grid(simple)
-        _draw(ax_s, grid, sim, f"{s.algo} (n={s.n})")
+    draw(ax_c, ax_s)
     ax_c.set_ylabel("cumulative regret")
     ax_s.set_ylabel("simple regret")
     ax_s.set_yscale("log", nonpositive="clip")
     for ax in (ax_c, ax_s):
-        ax.set_xlabel("cumulative query cost")
+        ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     ax_c.legend(fontsize=8)
-    fig.suptitle(f"{task}: regret vs query cost (95% bands)")
+    fig.suptitle(title)
     fig.tight_layout()
-    paths += _save(fig, out, f"regret_vs_cost_{_slug(task)}")
+    paths = _save(fig, out, stem)
     plt.close(fig)
     return paths
