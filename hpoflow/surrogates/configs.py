@@ -21,6 +21,7 @@ class GPConfig:
     learn_outputscale: bool = False  # standardised outputs make a unit signal variance a good default
     min_noise: float = 1e-6
     max_iter: int = 100
+    fit_ftol: float = 1e-7           # L-BFGS-B relative tolerance on the per-point marginal likelihood
     refit_every: int = 0             # k >= 1: refit every k updates; 0: auto schedule (growth + surprise)
     refit_growth: float = 0.1        # auto: refit once n has grown by this fraction since the last fit
     refit_surprise: float = 5.0      # auto: refit when a new point's standardised residual exceeds this
@@ -39,5 +40,7 @@ class GPConfig:
         if self.refit_growth < 0 or self.refit_surprise <= 0:
             raise ValueError(f"surrogate.refit_growth={self.refit_growth} must be >= 0 and "
                              f"surrogate.refit_surprise={self.refit_surprise} > 0")
+        if not 0 < self.fit_ftol < 1:
+            raise ValueError(f"surrogate.fit_ftol={self.fit_ftol} must be in (0, 1)")
         if self.max_iter < 1:
             raise ValueError(f"surrogate.max_iter={self.max_iter} must be >= 1")

@@ -243,7 +243,7 @@ class ExactGP:
         best = (objective(x0)[0], x0)
         try:
             res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": self.config.max_iter})
+                           options={"maxiter": self.config.max_iter, "ftol": self.config.fit_ftol})
             if np.isfinite(res.fun) and res.fun <= best[0]:
                 best = (float(res.fun), res.x)
         except (RuntimeError, ValueError, np.linalg.LinAlgError, NotPSDError) as exc:

@@ -82,3 +82,33 @@ def test_auto_refit_schedule_refits_on_growth_or_surprise_only():
     assert gp._n_at_fit == 44
     gp.update(X[44:45], y[44:45] + 50.0)  # a wild observation forces a refit
     assert gp._n_at_fit == 45
+
+
+def _negative_mll(gp: ExactGP) -> float:
+    import gpytorch
+    model = gp.model
+    model.train()
+    mll = gpytorch.mlls.ExactMarginalLogLikelihood(model.likelihood, model)
+    with torch.no_grad(), gpytorch.settings.fast_computations(False, False, False):
+        value = float(-mll(model(gp.X), gp.z))
+    model.eval()
+    return value
+
+
+def test_default_fit_tolerance_reaches_the_strict_optimum():
+    """The looser default ftol stops L-BFGS-B earlier but at the strict fit's likelihood and predictions."""
+    Xs, _ = _data(200, d=3, seed=99)
+    for seed in (4, 5, 6):
+        X, y = _data(60, d=3, seed=seed)
+        y = y + 0.05 * torch.randn(60, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        loose, strict = ExactGP(3), ExactGP(3, GPConfig(fit_ftol=1e-12, max_iter=500))
+        loose.fit(X, y)
+        strict.fit(X, y)
+        assert _negative_mll(loose) - _negative_mll(strict) < 1e-3
+        assert (loose.posterior(Xs)[0] - strict.posterior(Xs)[0]).abs().max() < 0.01 * y.std()
+
+
+def test_fit_tolerance_is_validated():
+    import pytest
+    with pytest.raises(ValueError, match="surrogate.fit_ftol=0"):
+        GPConfig(fit_ftol=0)
