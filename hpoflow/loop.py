@@ -51,9 +51,10 @@ def _evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> 
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - any objective error becomes a recorded Failure
-        return Failure(f"{type(exc).__name__}: {exc}")
+        cost = getattr(exc, "cost", 0.0)
+        return Failure(f"{type(exc).__name__}: {exc}", cost=float(cost) if isinstance(cost, (int, float)) else 0.0)
     if observe and not math.isfinite(ev.value):
-        return Failure(f"objective returned a non-finite value ({ev.value}) for {config}")
+        return Failure(f"objective returned a non-finite value ({ev.value}) for {config}", cost=ev.cost)
     return ev
 
 
@@ -67,8 +68,8 @@ def _ask_tell_round(algo: AskTellAlgorithm, task: Task, t: int) -> tuple[Record,
     decision += time.perf_counter() - start
     metrics = {**s.info, "decision_time": decision}
     if isinstance(outcome, Failure):
-        return (Record(round=t, config=s.config, value=None, queried=s.observe, cost=0.0, metrics=metrics,
-                       failed=True, error=outcome.error), s.x, outcome)
+        return (Record(round=t, config=s.config, value=None, queried=s.observe, cost=outcome.cost,
+                       metrics=metrics, failed=True, error=outcome.error), s.x, outcome)
     metrics.update(outcome.metrics)
     return (Record(round=t, config=s.config, value=outcome.value if s.observe else None, queried=s.observe,
                    cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics),

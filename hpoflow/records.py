@@ -62,9 +62,22 @@ class Suggestion:
 
 @dataclass
 class Failure:
-    """An evaluation that raised or produced a non-finite value."""
+    """An evaluation that raised or produced a non-finite value.
+
+    ``cost`` is what the attempt spent (charged to the cost budget like any query): the evaluation's own
+    cost for a non-finite value, or the ``cost`` attribute of the raised exception (see ``ObjectiveFailed``).
+    """
 
     error: str
+    cost: float = 0.0
+
+
+class ObjectiveFailed(RuntimeError):
+    """Raise from ``Task.evaluate`` to report a failure together with the cost already spent on it."""
+
+    def __init__(self, message: str, cost: float = 0.0) -> None:
+        super().__init__(message)
+        self.cost = float(cost)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.algorithms.configs import RandomConfig
 from hpoflow.loop import Budget, ObjectiveError, run
-from hpoflow.records import Direction, Evaluation, OnError, RunStatus
+from hpoflow.records import Direction, Evaluation, ObjectiveFailed, OnError, RunStatus
 from hpoflow.space import Float, SearchSpace
 from hpoflow.tasks.base import Task
 
@@ -65,7 +65,20 @@ def test_skip_policy_counts_failures_and_goes_on():
     assert rec.finished == (RunStatus.FINISHED, None)
     assert len(result.records) == 8 and result.summary["failed"] == 2
     assert rec.steps[-1][1]["failed"] == 2.0 and "failed" not in rec.steps[0][1]
-    assert rec.steps[-1][1]["query_cost"] == 2.0 * 6  # failed rounds cost nothing
+    assert rec.steps[-1][1]["query_cost"] == 2.0 * 7  # the NaN round spent its cost; the crash reported none
+
+
+def test_failure_that_reports_its_cost_is_charged():
+    class Costly(Flaky):
+        def evaluate(self, config, *, round, observe=True):
+            if round == 3:
+                raise ObjectiveFailed("diverged after 1.5 units", cost=1.5)
+            return super().evaluate(config, round=round, observe=observe)
+
+    task, rec = Costly(), Recorder()
+    result = run(task, _algo(task), rec, Budget(4), on_error=OnError.SKIP)
+    assert [m["query_cost"] for _, m in rec.steps] == [2.0, 4.0, 5.5, 7.5]
+    assert result.records[2].failed and result.records[2].cost == 1.5
 
 
 def test_interrupt_marks_killed():
