@@ -185,37 +185,48 @@ class ExactGP:
         named = [(name, p, c) for name, p, c in model.named_parameters_and_constraints()
                  if self.config.learn_outputscale or not name.endswith("raw_outputscale")]
         params = [p for _, p, _ in named]
-        bounds = []  # constraints without a transform act directly on the raw value: give them to L-BFGS-B
+        bounds, positive = [], []  # constraints without a transform act on the raw value: give them to L-BFGS-B
         for _, p, c in named:
             lo = float(c.lower_bound.min()) if c is not None and not c.enforced and torch.isfinite(
                 c.lower_bound).all() else None
             hi = float(c.upper_bound.max()) if c is not None and not c.enforced and torch.isfinite(
                 c.upper_bound).all() else None
-            bounds += [(lo, hi)] * p.numel()
+            log_scale = lo is not None and lo > 0  # lengthscales and noise: search log values (better conditioned)
+            bound = (math.log(lo), math.log(hi) if hi is not None else None) if log_scale else (lo, hi)
+            bounds += [bound] * p.numel()
+            positive += [log_scale] * p.numel()
+        mask = np.array(positive, dtype=bool)
         for p in params:
             p.requires_grad_(True)
         shapes = [p.shape for p in params]
-        x0 = torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
 
-        def assign(vec: np.ndarray) -> None:
+        def to_search(raw: np.ndarray) -> np.ndarray:
+            return np.where(mask, np.log(np.maximum(raw, 1e-300)), raw)
+
+        def from_search(vec: np.ndarray) -> np.ndarray:
+            return np.where(mask, np.exp(np.where(mask, vec, 0.0)), vec)
+
+        def assign(raw: np.ndarray) -> None:
             offset = 0
             for p, shape in zip(params, shapes):
                 size = int(np.prod(shape)) if len(shape) else 1
-                p.data.copy_(torch.as_tensor(vec[offset:offset + size], dtype=p.dtype).reshape(shape))
+                p.data.copy_(torch.as_tensor(raw[offset:offset + size], dtype=p.dtype).reshape(shape))
                 offset += size
 
         def objective(vec: np.ndarray) -> tuple[float, np.ndarray]:
-            assign(vec)
+            raw = from_search(vec)
+            assign(raw)
             for p in params:
                 p.grad = None
             with gpytorch.settings.fast_computations(False, False, False):
                 loss = -mll(model(self.X), self.z)
             loss.backward()
             grad = torch.cat([p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
-                              for p in params])
-            return float(loss.detach()), grad.cpu().numpy().astype(np.float64)
+                              for p in params]).cpu().numpy().astype(np.float64)
+            return float(loss.detach()), np.where(mask, grad * raw, grad)  # chain rule through exp
 
-        starts = [x0]
+        x0 = torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
+        starts = [to_search(x0)]
         if self._fits % 4 == 3:  # every 4th refit also starts from the prior's mode: no local optimum is kept forever
             raw = self._base_kernel.raw_lengthscale
             raw_init = self._base_kernel.raw_lengthscale_constraint.inverse_transform(
@@ -227,12 +238,12 @@ class ExactGP:
                 if p is raw:
                     fresh[offset:offset + size] = raw_init.reshape(-1).cpu().numpy()
                 offset += size
-            starts.append(fresh)
+            starts.append(to_search(fresh))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumericalWarning)
             best = min((self._minimise(objective, s, bounds) for s in starts), key=lambda r: r[0])
         self._fits += 1
-        assign(best[1])
+        assign(from_search(best[1]))
         for p in params:
             p.requires_grad_(False)  # the posterior differentiates in X only
         model.eval()

@@ -112,3 +112,20 @@ def test_fit_tolerance_is_validated():
     import pytest
     with pytest.raises(ValueError, match="surrogate.fit_ftol=0"):
         GPConfig(fit_ftol=0)
+
+
+def test_fit_is_a_local_optimum_in_every_hyperparameter():
+    """Perturbing any fitted (log-searched) lengthscale or the noise by ±2% never improves the objective."""
+    X, y = _data(40, d=3, seed=7)
+    y = y + 0.05 * torch.randn(40, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    gp = ExactGP(3)
+    gp.fit(X, y)
+    best = _negative_mll(gp)
+    raw_ls, raw_noise = gp._base_kernel.raw_lengthscale, gp.model.likelihood.noise_covar.raw_noise
+    for param in (raw_ls, raw_noise):
+        for i in range(param.numel()):
+            for factor in (0.98, 1.02):
+                saved = param.data.clone()
+                param.data.view(-1)[i] *= factor
+                assert _negative_mll(gp) >= best - 1e-7
+                param.data.copy_(saved)
