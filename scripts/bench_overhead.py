@@ -30,6 +30,15 @@ from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.synthetic import make_branin, make_hartmann6, make_styblinski_tang
 
 
+def clock() -> float:
+    """The decision-time clock: process CPU time by default (single-threaded, so it equals wall time on an idle
+    machine and is not inflated by other processes on a shared one); ``--clock wall`` for perf_counter."""
+    return CLOCK()
+
+
+CLOCK = time.process_time
+
+
 def task_for(dim: int):
     return make_hartmann6() if dim == 6 else make_styblinski_tang(dim=dim)
 
@@ -50,13 +59,13 @@ def hpoflow_round_times(dim: int, n: int, rounds: int, gp_config: GPConfig) -> l
     algo.model.fit(X, torch.tensor(algo.y, dtype=torch.float64))
     times = []
     for r in range(rounds):
-        start = time.perf_counter()
+        start = clock()
         s = algo.ask(n + r)
-        asked = time.perf_counter()
+        asked = clock()
         ev = task.evaluate(s.config, round=n + r)  # the objective's own time is not decision time
-        told = time.perf_counter()
+        told = clock()
         algo.tell(s, ev)
-        times.append((asked - start) + (time.perf_counter() - told))
+        times.append((asked - start) + (clock() - told))
     return times
 
 
@@ -76,14 +85,14 @@ def botorch_round_times(dim: int, n: int, rounds: int) -> list[float] | None:
     bounds = torch.stack([torch.zeros(dim, dtype=torch.float64), torch.ones(dim, dtype=torch.float64)])
     times = []
     for r in range(rounds):
-        start = time.perf_counter()
+        start = clock()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = SingleTaskGP(X, Y, outcome_transform=Standardize(m=1))
             fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
             acqf = LogExpectedImprovement(model, best_f=Y.max())
             cand, _ = optimize_acqf(acqf, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
         x = cand[0]
         v = task.evaluate(task.space.decode(x), round=1).value
         X, Y = torch.cat([X, x[None]]), torch.cat([Y, torch.tensor([[task.direction.sign * v]], dtype=torch.float64)])
@@ -107,9 +116,9 @@ def optuna_round_times(dim: int, n: int, rounds: int) -> list[float] | None:
                           for x, val in zip(X, y)])
         times = []
         for _ in range(rounds):
-            start = time.perf_counter()
+            start = clock()
             trial = study.ask(dists)
-            times.append(time.perf_counter() - start)
+            times.append(clock() - start)
             u = torch.tensor([trial.params[f"u{i}"] for i in range(dim)], dtype=torch.float64)
             study.tell(trial, task.evaluate(task.space.decode(u), round=1).value)
     return times
@@ -169,6 +178,13 @@ def fmt(times: list[float] | None) -> str:
     return f"{1000 * statistics.median(times):.0f} ({1000 * statistics.mean(times):.0f})"
 
 
+def ratio(ours: list[float], theirs: list[float] | None) -> str:
+    if not theirs:
+        return "n/a"
+    return (f"{statistics.median(ours) / statistics.median(theirs):.2f} "
+            f"({statistics.mean(ours) / statistics.mean(theirs):.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ns", type=int, nargs="+", default=[50, 100, 200])
@@ -176,12 +192,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10, help="consecutive rounds timed per setting")
     parser.add_argument("--track-rounds", type=int, default=200)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="decision time as process CPU time (default; robust on a shared machine) or wall time")
     args = parser.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     torch.set_num_threads(args.threads)
     np.random.seed(0)
 
-    print(f"(a) decision time per round, median (mean) ms over {args.rounds} consecutive rounds, float64, "
-          f"{args.threads} thread(s); ratios are of means")
+    print(f"(a) decision time per round ({args.clock} clock), median (mean) ms over {args.rounds} consecutive rounds, "
+          f"float64, {args.threads} thread(s); ratios: of medians (of means)")
     print("| d | n | hpoflow gp_ei (auto refit) | hpoflow gp_ei (refit every round) | BoTorch LogEI | "
           "Optuna GPSampler | hpoflow/BoTorch | hpoflow/Optuna |")
     print("|---|---|---|---|---|---|---|---|")
@@ -191,8 +211,8 @@ def main() -> None:
             every = hpoflow_round_times(dim, n, args.rounds, GPConfig(refit_every=1))
             bt = botorch_round_times(dim, n, args.rounds)
             op = optuna_round_times(dim, n, args.rounds)
-            ratio_bt = f"{statistics.mean(auto) / statistics.mean(bt):.2f}" if bt else "n/a"
-            ratio_op = f"{statistics.mean(auto) / statistics.mean(op):.2f}" if op else "n/a"
+            ratio_bt = ratio(auto, bt)
+            ratio_op = ratio(auto, op)
             print(f"| {dim} | {n} | {fmt(auto)} | {fmt(every)} | {fmt(bt)} | {fmt(op)} | {ratio_bt} | {ratio_op} |",
                   flush=True)
 
