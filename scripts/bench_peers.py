@@ -2,7 +2,7 @@
 
 Problems: Branin (T=30), Hartmann-6 (T=50), Styblinski-Tang-20 (T=64, 8 initial points); the same
 initial-design size for every method. Prints final simple and cumulative regret (mean ± 1.96·std/√n over
-seeds) and wall seconds per run. BoTorch and Optuna are the `bench` extra (`pip install -e .[bench]`),
+seeds), wall and process-CPU seconds per run. BoTorch and Optuna are the `bench` extra (`pip install -e .[bench]`),
 never runtime dependencies; a missing one is reported as n/a.
 
 Usage: python scripts/bench_peers.py [--seeds 5] [--problems branin hartmann6 st20] [--methods ...]
@@ -139,22 +139,24 @@ def main() -> None:
         p = PROBLEMS[key]
         f_star = p.make().optimum
         print(f"\n### {p.name}: T={p.rounds}, {p.n_init} initial points, {args.seeds} seeds, f*={f_star:.6g}\n")
-        print("| method | final simple regret | final cumulative regret | wall s / run |")
-        print("|---|---|---|---|")
+        print("| method | final simple regret | final cumulative regret | wall s / run | CPU s / run |")
+        print("|---|---|---|---|---|")
         for name in args.methods:
-            simple, cumulative, wall = [], [], []
+            simple, cumulative, wall, cpu = [], [], [], []
             try:
                 for seed in range(args.seeds):
-                    start = time.perf_counter()
+                    start, cpu_start = time.perf_counter(), time.process_time()
                     values = METHODS[name](p, seed)
                     wall.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - cpu_start)
                     regrets = [abs(f_star - v) for v in values]
                     simple.append(min(regrets))
                     cumulative.append(sum(regrets))
             except ImportError as exc:
-                print(f"| {name} | n/a ({exc.name} not installed) | | |")
+                print(f"| {name} | n/a ({exc.name} not installed) | | | |")
                 continue
-            print(f"| {name} | {ci(simple)} | {ci(cumulative)} | {statistics.median(wall):.2f} |", flush=True)
+            print(f"| {name} | {ci(simple)} | {ci(cumulative)} | {statistics.median(wall):.2f} | "
+                  f"{statistics.median(cpu):.2f} |", flush=True)
 
 
 if __name__ == "__main__":
