@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 
 from hpoflow.surrogates.configs import GPConfig
@@ -129,3 +130,20 @@ def test_fit_is_a_local_optimum_in_every_hyperparameter():
                 param.data.view(-1)[i] *= factor
                 assert _negative_mll(gp) >= best - 1e-7
                 param.data.copy_(saved)
+
+
+@pytest.mark.parametrize("kernel", ["matern12", "matern32", "matern52", "rbf"])
+@pytest.mark.parametrize("ard", [True, False])
+def test_closed_form_covariance_equals_gpytorch_kernel(kernel, ard):
+    X, y = _data(25, d=3, seed=2)
+    gp = ExactGP(3, GPConfig(kernel=kernel, ard=ard, learn_outputscale=True))
+    gp.fit(X, y)
+    A = torch.rand(7, 3, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    reference = gp.kernel(A, X).to_dense()
+    assert torch.allclose(gp._k(A, X), reference, atol=1e-12, rtol=1e-10)
+    assert torch.allclose(gp._k(X, X), gp.kernel(X, X).to_dense(), atol=1e-12, rtol=1e-10)
+    x = A.clone().requires_grad_(True)
+    (g_ours,) = torch.autograd.grad(gp._k(x, X).sum(), x)
+    x = A.clone().requires_grad_(True)
+    (g_ref,) = torch.autograd.grad(gp.kernel(x, X).to_dense().sum(), x)
+    assert torch.allclose(g_ours, g_ref, atol=1e-10)
