@@ -1,7 +1,10 @@
 """Paper 002, Table A2: TV-GP-UCB / R-GP-UCB / Bernoulli / CE / LCB-UCB on the drifting GP sample (T=500).
 
 Runs the library directly (hpoflow.loop.run with a NullTracker). The model knows the task's eps;
-Matérn-3/2 length-scale 0.2, noise variance 0.01, beta = 2 (constant). Raw results are kept in
+Matérn-3/2 length-scale 0.2, noise variance 0.01, beta = 2 (constant; the paper takes a non-decreasing
+beta_t "as Bogunovic et al. (2016)" without giving numbers). CE / LCB-UCB rows compare x_t with the UCB's
+local optima (50 discrete ascents on the 1000-point grid, default slope_tol 0.5, mean-shift bandwidth 0.2,
+x_t's own mode dropped first, best far candidate as fallback). Raw results are kept in
 scripts/results/table_a2_ce_gp_ucb.json so an interrupted run resumes; the table is printed from it.
 
     python scripts/table_a2_ce_gp_ucb.py --trials 10            # the full grid
