@@ -16,6 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.ce_common import load, run_one, save, table_rows
 
@@ -42,6 +44,34 @@ def table(data: dict, rounds: int, rows: list[tuple[str, str, dict]]) -> str:
     sub = f"{'':26s}" + "".join(f"| {'R_T/T':>13s} {'C_T':>9s} " for _ in eps)
     lines = [f"Table A2 (T={rounds}); mean ± std over trials (n per cell in brackets)", head, sub]
     lines += table_rows(data, [label for label, _, _ in rows], eps, 26)
+    return "\n".join(lines)
+
+
+def equal_cost(data: dict, rows: list[tuple[str, str, dict]]) -> str:
+    """CE / LCB-UCB mean regret next to the Bernoulli curve's regret at the same mean cost.
+
+    The Bernoulli value is a linear interpolation in mean C_T between the Ber(p) rows and always-query
+    TV-GP-UCB (C_T = T); '<' where CE's cost is below Ber(0.2)'s. ratio = CE / Bernoulli (< 1: CE better).
+    """
+    eps = [e for e in EPSILONS if any(k.endswith(f"|{e}") for k in data)]
+    mean = lambda key, f: float(np.mean([r[f] for r in data[key]])) if data.get(key) else float("nan")  # noqa: E731
+    lines = ["CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T "
+             "(< 1: CE better); TV-GP-UCB loss = CE R_T/T / TV-GP-UCB R_T/T - 1",
+             f"{'':26s}" + "".join(f"| eps={e:<21g}" for e in eps),
+             f"{'':26s}" + "".join(f"| {'vs Ber':>9s} {'TV loss':>9s}    " for _ in eps)]
+    labels = [label for label, algo, kw in rows if algo == "ce_gp_ucb" or kw.get("query") == "lcb_ucb"]
+    for label in labels:
+        row = f"{label:26s}"
+        for e in eps:
+            curve = sorted((mean(f"TV-GP-UCB Ber({p})|{e}", "C"), mean(f"TV-GP-UCB Ber({p})|{e}", "R/T"))
+                           for p in PROBS)
+            curve.append((mean(f"TV-GP-UCB|{e}", "C"), mean(f"TV-GP-UCB|{e}", "R/T")))
+            c, r = mean(f"{label}|{e}", "C"), mean(f"{label}|{e}", "R/T")
+            cs, rs = zip(*curve)
+            ber = float(np.interp(c, cs, rs))
+            flag = "<" if c < cs[0] else " "
+            row += f"| {r / ber:>8.2f}{flag} {r / curve[-1][1] - 1:>+9.0%}    "
+        lines.append(row)
     return "\n".join(lines)
 
 
@@ -75,6 +105,8 @@ def main() -> None:
     if args.slope_tol is not None:
         print(f"CE / LCB-UCB local ascent with slope_tol = {args.slope_tol}")
     print(table(data, args.rounds, rows))
+    if not args.no_baselines:
+        print(equal_cost(data, rows))
 
 
 if __name__ == "__main__":
