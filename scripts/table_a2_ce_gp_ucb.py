@@ -54,9 +54,12 @@ def equal_cost(data: dict, rows: list[tuple[str, str, dict]]) -> str:
     TV-GP-UCB (C_T = T); '<' where CE's cost is below Ber(0.2)'s. ratio = CE / Bernoulli (< 1: CE better).
     """
     eps = [e for e in EPSILONS if any(k.endswith(f"|{e}") for k in data)]
-    mean = lambda key, f: float(np.mean([r[f] for r in data[key]])) if data.get(key) else float("nan")  # noqa: E731
-    lines = ["CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T "
-             "(< 1: CE better); TV-GP-UCB loss = CE R_T/T / TV-GP-UCB R_T/T - 1",
+
+    def mean(key: str, f: str) -> float:
+        return float(np.mean([r[f] for r in data[key]])) if data.get(key) else float("nan")
+
+    lines = [("CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T "
+              "(< 1: CE better); TV-GP-UCB loss = CE R_T/T / TV-GP-UCB R_T/T - 1"),
              f"{'':26s}" + "".join(f"| eps={e:<21g}" for e in eps),
              f"{'':26s}" + "".join(f"| {'vs Ber':>9s} {'TV loss':>9s}    " for _ in eps)]
     labels = [label for label, algo, kw in rows if algo == "ce_gp_ucb" or kw.get("query") == "lcb_ucb"]
