@@ -43,6 +43,9 @@ METHODS = [
     ("CE-GP-UCB (0.95, eps=.003)", "ce_gp_ucb", {"kappa": 0.95}, {**GP, "fit": "fixed", "epsilon": 0.003}),
     ("TV-GP-UCB Ber(0.6) eps=.003", "tv_gp_ucb", {"query": "bernoulli", "query_prob": 0.6},
      {**GP, "fit": "fixed", "epsilon": 0.003}),
+    ("CE-GP-UCB (0.8, eps=.003)", "ce_gp_ucb", {"kappa": 0.8}, {**GP, "fit": "fixed", "epsilon": 0.003}),
+    ("TV-GP-UCB Ber(0.05) eps=.003", "tv_gp_ucb", {"query": "bernoulli", "query_prob": 0.05},
+     {**GP, "fit": "fixed", "epsilon": 0.003}),
 ]
 
 

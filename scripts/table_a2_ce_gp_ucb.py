@@ -85,6 +85,7 @@ def main() -> None:
     ap.add_argument("--eps", type=float, nargs="*", default=list(EPSILONS))
     ap.add_argument("--print-only", action="store_true")
     ap.add_argument("--slope-tol", type=float, default=None, help="CE / LCB-UCB local-ascent tolerance")
+    ap.add_argument("--beta", type=float, default=None, help="constant beta of every row (default: the config's 2)")
     ap.add_argument("--kappas", type=float, nargs="*", default=list(KAPPAS))
     ap.add_argument("--no-baselines", action="store_true", help="only the CE and LCB-UCB rows")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "table_a2_ce_gp_ucb.json"))
@@ -99,12 +100,16 @@ def main() -> None:
                     key = f"{label}|{e}"
                     if len(data.get(key, [])) > trial:
                         continue
+                    if args.beta is not None:
+                        kw = {**kw, "beta": args.beta}
                     r = run_one(algo, "tv_synthetic", args.rounds, trial, kw, {"epsilon": e},
                                 {"epsilon": e, "kernel": "matern32", "lengthscale": 0.2, "noise": 0.01})
                     r.pop("metrics")
                     data.setdefault(key, []).append(r)
                 save(path, data)
                 print(f"trial {trial} eps {e} done", flush=True)
+    if args.beta is not None:
+        print(f"every row with constant beta = {args.beta}")
     if args.slope_tol is not None:
         print(f"CE / LCB-UCB local ascent with slope_tol = {args.slope_tol}")
     print(table(data, args.rounds, rows))
