@@ -16,7 +16,7 @@ from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.ce_gp_ucb_config import TVUCBConfig
 from hpoflow.algorithms.query import (
     ce_rule,
-    cluster_representatives,
+    compared_optima,
     continuous_ascent,
     discrete_ascent,
     knn_graph,
@@ -115,10 +115,10 @@ class TVGPUCB(AskTellAlgorithm):
         m = self.candidates.shape[0]  # type: ignore[union-attr]
         starts = torch.randint(m, (min(self.config.n_starts, m),), generator=self.generator)
         ends = torch.unique(discrete_ascent(ucb, self._nbr, self._nbr_dist, starts, self.config.slope_tol))
-        pts = self.candidates[ends]  # type: ignore[index]
-        reps = ends[cluster_representatives(pts, ucb[ends], self.config.bandwidth)]
-        far = torch.linalg.norm(self.candidates[reps] - self.candidates[i], dim=-1) > self.config.bandwidth  # type: ignore[index]
-        reps = reps[far]
+        C = self.candidates
+        assert C is not None
+        sel, from_pool = compared_optima(C[ends], ucb[ends], C[i], self.config.bandwidth, C, ucb)
+        reps = sel if from_pool else ends[sel]
         return mean[reps], var[reps]
 
     def _compare_continuous(self, x: Tensor, ucb_fn, t: int) -> tuple[Tensor, Tensor] | None:
@@ -127,9 +127,9 @@ class TVGPUCB(AskTellAlgorithm):
         starts = torch.rand(self.config.n_starts, self.dim, generator=self.generator, dtype=self.dtype)
         ends = continuous_ascent(ucb_fn, starts, self.config.slope_tol)
         with torch.no_grad():
-            vals = ucb_fn(ends)
-        reps = ends[cluster_representatives(ends, vals, self.config.bandwidth)]
-        reps = reps[torch.linalg.norm(reps - x, dim=-1) > self.config.bandwidth]
+            vals, start_vals = ucb_fn(ends), ucb_fn(starts)
+        sel, from_pool = compared_optima(ends, vals, x, self.config.bandwidth, starts, start_vals)
+        reps = starts[sel] if from_pool else ends[sel]
         with torch.no_grad():
             return self.model.posterior(reps, t) if reps.shape[0] else (reps.new_zeros(0), reps.new_zeros(0))
 

@@ -30,11 +30,10 @@ class TVUCBConfig:
         compared x has P(y(x_t) > y(x)) < kappa) | lcb_ucb (observe iff some ucb(x) > lcb(x_t)).
     compare: which x the ce / lcb_ucb rules compare x_t with: every other arm (``arms``), or the local
         optima of the UCB found by ``n_starts`` local ascents that stop where the slope is below
-        ``slope_tol``, merged by mean shift with ``bandwidth`` and kept if farther than ``bandwidth``
-        from x_t (``local_optima``, paper 002 App. C); ``auto``: arms for the identity kernel.
-        With too small a ``slope_tol`` every ascent drains into x_t's basin, the compared set is empty
-        and the rule skips whatever kappa is (on tv_synthetic, eps = 0.05, kappa = 0.99: 0.05 left 142 of
-        500 rounds with nothing to compare; 0.5 left 32, see scripts/results/table_a2_*).
+        ``slope_tol``: end points within ``bandwidth`` of x_t are dropped, the rest merged by mean shift
+        with ``bandwidth`` (``local_optima``, paper 002 App. C); if every ascent ends within the bandwidth,
+        the best-UCB start (continuous) or candidate (finite) outside it is compared instead, so the rule
+        never skips for lack of a competitor. ``auto``: arms for the identity kernel.
     reset_every: rounds between resets of the model (r_gp_ucb: -1 = ceil(12 eps^{-1/4}), 0 = never).
     """
 

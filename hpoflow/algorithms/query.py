@@ -115,6 +115,31 @@ def mean_shift(points: Tensor, bandwidth: float, max_iter: int = 100) -> Tensor:
     return labels
 
 
+def compared_optima(points: Tensor, values: Tensor, anchor: Tensor, bandwidth: float,
+                    pool: Tensor | None = None, pool_values: Tensor | None = None) -> tuple[Tensor, bool]:
+    """Which local-ascent end points the CE / LCB-UCB rules compare x_t (``anchor``) with.
+
+    End points within ``bandwidth`` of x_t are dropped first (same mode as x_t), then the rest are merged
+    by mean shift and the best-valued point of each cluster is kept. Dropping before clustering matters:
+    on a flat UCB plateau (unexplored prior region) the ascents stop where they start, mean shift merges
+    the whole plateau, and its best point may be x_t itself, which left nothing to compare and the rule
+    skipped for good. If no end point lies outside the bandwidth (a single-mode UCB), fall back to the
+    best-valued point of ``pool`` (e.g. the ascent starts or all candidates) outside the bandwidth.
+    Returns (indices, from_pool): indices into ``points``, or into ``pool`` when ``from_pool``.
+    """
+    far = torch.linalg.norm(points - anchor, dim=-1) > bandwidth
+    idx = torch.nonzero(far).squeeze(-1)
+    if idx.numel():
+        return idx[cluster_representatives(points[idx], values[idx], bandwidth)], False
+    if pool is None or pool_values is None:
+        return idx, False
+    far = torch.linalg.norm(pool - anchor, dim=-1) > bandwidth
+    if not bool(far.any()):
+        return torch.empty(0, dtype=torch.long), True
+    masked = torch.where(far, pool_values, torch.full_like(pool_values, -math.inf))
+    return torch.argmax(masked).reshape(1), True
+
+
 def cluster_representatives(points: Tensor, values: Tensor, bandwidth: float) -> Tensor:
     """Indices (into ``points``) of the best-valued point of each mean-shift cluster."""
     labels = mean_shift(points, bandwidth)

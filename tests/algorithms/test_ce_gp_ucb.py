@@ -100,3 +100,17 @@ def test_cli_runs_every_gp_rule_and_logs_skipped_rounds(run_cli, store):
 def test_cli_rejects_the_plain_gp_surrogate(run_cli):
     proc = run_cli("algo=ce_gp_ucb", "task=tv_synthetic", "tracking=off", "budget.rounds=2", check=False)
     assert proc.returncode != 0 and "surrogate=tv_gp" in proc.stderr
+
+
+def test_ce_queries_an_unexplored_x_t_after_one_bad_observation():
+    # one bad observation at x = 0 leaves the rest of [0, 1] a flat prior plateau; x_t lies on it with
+    # sigma ~ 1, so it must be compared with other plateau points (P ~ 0.5) and queried, not skipped
+    task = TVSynthetic(epsilon=0.003, n_points=200, seed=0)
+    ctx = BuildContext(task=task, rounds=10, seed=0,
+                       surrogate=partial(build, TemporalGPConfig(epsilon=0.003), dtype=torch.float64, device="cpu"))
+    entry = registry.get("algorithm", "ce_gp_ucb")
+    algo = entry.load()(entry.make_config(kappa=0.99), ctx)
+    algo.model.add(torch.zeros(1, dtype=torch.float64), -1.5, 1.0)
+    s = algo.ask(2)
+    assert float(s.x[0]) > 0.5 and s.info["sigma"] > 0.9
+    assert s.info["n_compared"] >= 1 and abs(s.info["ce_min_prob"] - 0.5) < 0.05 and s.observe

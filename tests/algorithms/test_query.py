@@ -11,6 +11,7 @@ from hpoflow.algorithms.query import (
     ce_probability,
     ce_rule,
     cluster_representatives,
+    compared_optima,
     discrete_ascent,
     knn_graph,
     lcb_ucb_rule,
@@ -84,3 +85,36 @@ def test_mean_shift_merges_points_closer_than_the_bandwidth():
     assert len(set(labels.tolist())) == 3
     reps = cluster_representatives(pts, torch.tensor([0.0, 2.0, 1.0, 0.0, 3.0, 1.0]), 0.2)
     assert sorted(reps.tolist()) == [1, 4, 5]
+
+
+def test_compared_optima_drops_x_t_mode_before_merging_a_flat_plateau():
+    # a flat UCB plateau (unexplored prior region): ascents stop where they start, so the end points are
+    # spread over the plateau; x_t is the plateau's best point. Merging first would make x_t the
+    # representative of the single cluster and leave nothing to compare.
+    pts = torch.linspace(0.5, 1.0, 36, dtype=torch.float64).reshape(-1, 1)
+    vals = 1.4 + 0.01 * pts[:, 0]  # the UCB creeps up away from an observation at 0; x_t = 1.0
+    bw = 0.2
+    old = cluster_representatives(pts, vals, bw)
+    assert (torch.linalg.norm(pts[old] - pts[-1], dim=-1) > bw).sum() == 0  # the old order compared nothing
+    sel, from_pool = compared_optima(pts, vals, pts[-1], bw)
+    assert not from_pool and sel.numel() >= 1
+    assert bool((torch.linalg.norm(pts[sel] - pts[-1], dim=-1) > bw).all())
+
+
+def test_compared_optima_keeps_the_best_point_of_each_far_mode():
+    pts = torch.tensor([[0.0], [0.02], [0.05], [0.5], [0.52], [0.9], [0.93]], dtype=torch.float64)
+    vals = torch.tensor([5.0, 4.0, 3.0, 1.0, 2.0, 0.5, 0.7], dtype=torch.float64)
+    sel, from_pool = compared_optima(pts, vals, pts[0], 0.2)
+    assert not from_pool and sorted(sel.tolist()) == [4, 6]  # x_t's own mode (0, 0.02, 0.05) is dropped
+
+
+def test_compared_optima_falls_back_to_the_best_far_pool_point():
+    rng = np.random.default_rng(1)
+    ends = torch.tensor([[0.5], [0.55]], dtype=torch.float64)  # every ascent drained into x_t's mode
+    pool = torch.tensor(rng.uniform(size=(40, 1)))
+    pool_vals = torch.tensor(rng.normal(size=40))
+    sel, from_pool = compared_optima(ends, torch.tensor([1.0, 0.9]), ends[0], 0.2, pool, pool_vals)
+    far = [j for j in range(40) if abs(float(pool[j, 0]) - 0.5) > 0.2]
+    assert from_pool and sel.tolist() == [max(far, key=lambda j: float(pool_vals[j]))]
+    sel, _ = compared_optima(ends, torch.tensor([1.0, 0.9]), ends[0], 0.2)
+    assert sel.numel() == 0  # without a pool there is nothing to compare
