@@ -24,7 +24,7 @@ class TrackingConfig:
     uri: Optional[str] = None         # default: sqlite:///<cwd>/outputs/mlflow.db
     experiment: Optional[str] = None  # default: the task name
     run_name: Optional[str] = None    # default: <algo>-<task>-s<seed>
-    flush_every: int = 25             # rounds between batched metric writes
+    flush_every: int = 100            # rounds between batched metric writes (also flushed every 10 s and at exit)
     artifacts: bool = True            # config, trajectory CSV, regret plot
 
 

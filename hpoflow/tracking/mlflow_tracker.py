@@ -31,7 +31,7 @@ class MlflowTracker:
     on batches being written in order, each atomically, with ``STEP_MARKER`` last in every round.
     """
 
-    def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 25,
+    def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 100,
                  flush_seconds: float = 10.0, artifacts: bool = True, run_id: str | None = None) -> None:
         self.uri, self.experiment, self.run_name = uri, experiment, run_name
         self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
