@@ -100,6 +100,34 @@ class GOUCB(AskTellAlgorithm):
         self.F = max(1.0, float(z.abs().max()))
         self.w0, self.oracle_mse = self.model.fit(torch.stack(self.X), z, self.generator)
         self.w_t = self.w0.clone()
+        if self.config.phase1_in_sigma:
+            self._relinearise()
+
+    def _relinearise(self) -> None:
+        """Sigma_t and the right-hand side of eq. 5 with every used point linearised at ``w_0`` (``w_i = w_0``).
+
+        Used points: all data with ``phase1_in_sigma``, else the Phase II points only.
+        """
+        start = 0 if self.config.phase1_in_sigma else self.n_init
+        self.Sigma = self.lam * torch.eye(self.d_w, dtype=self.dtype)
+        self.b = torch.zeros(self.d_w, dtype=self.dtype)
+        if len(self.X) <= start:
+            return
+        X = torch.stack(self.X[start:])
+        z = self._z(torch.tensor(self.rewards[start:], dtype=self.dtype))
+        G = self.model.grad_w(self.w0, X)
+        f = self.model.value(self.w0, X)
+        self.Sigma += G.T @ G
+        self.b += G.T @ (G @ self.w0 + z - f)
+
+    def _refit(self) -> None:
+        """Refit ``w_0`` on all data (warm-started at the current centre) and relinearise around it."""
+        X = torch.stack(self.X)
+        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
+        self.w0, self.oracle_mse = self.model.fit(X, z, self.generator, w0=self.w_t,
+                                                  iterations=self.config.refit_iterations, restarts=1)
+        self.w_t = self.w0.clone()
+        self._relinearise()
 
     # -- Phase II: ball ---------------------------------------------------------------------
     def _ball_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
@@ -150,6 +178,7 @@ class GOUCB(AskTellAlgorithm):
         self.w_t, mse = self.model.fit(X, z, self.generator, w0=self.w_t,
                                        iterations=self.config.refit_iterations, restarts=1)
         w_hat, c = self.w_t, self.config
+        t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
         coef = c.sigma * math.sqrt(c.U / t)
 
         def acq_one(x: Tensor) -> Tensor:
@@ -197,8 +226,12 @@ class GOUCB(AskTellAlgorithm):
         if self.w0 is None:
             self._finish_phase_one()
         t = self.t + 1
+        every = self.config.refit_every
+        refit = self.config.variant == "ball" and every > 0 and t > 1 and (t - 1) % every == 0
+        if refit:
+            self._refit()
         x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
-        info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse,
+        info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse, refit=float(refit),
                     acq_time=time.perf_counter() - start)
         return Suggestion(self.task.space.decode(x), x, info=info)
 

@@ -23,6 +23,12 @@ class GOUCBConfig:
     n_init: int = 0                  # Phase I queries; 0: ceil(sqrt(budget.rounds))
     model: ParametricConfig = field(default_factory=ParametricConfig)
     standardize: bool = True         # rewards standardised with the Phase I mean/std (fixed afterwards)
+    # Phase I data in Sigma_t and in the closed-form w_t (eq. 3-5 with the n Phase I points linearised at
+    # w_0, where the oracle put them): the ball then cannot move f at the points Phase I already measured
+    phase1_in_sigma: bool = False
+    # every refit_every Phase II rounds (0: never) refit w_0 by the oracle on all data so far (warm-started,
+    # refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version: MLE each round)
+    refit_every: int = 0
     # ball variant
     lam: float = 0.0                 # lambda of eq. 3/4; 0: lam_scale * sqrt(T2) (theory: lambda ~ sqrt(T))
     lam_scale: float = 1.0
@@ -57,6 +63,8 @@ class GOUCBConfig:
         for key in ("lam_scale", "beta_scale", "ascent_lr", "ascent_lr_w"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"algo.{key}={getattr(self, key)} must be > 0")
+        if self.refit_every < 0:
+            raise ValueError(f"algo.refit_every={self.refit_every} must be >= 0 (0: never refit w_0)")
         for key in ("ascent_steps", "ascent_starts", "raw_samples", "refit_iterations"):
             if getattr(self, key) < 1:
                 raise ValueError(f"algo.{key}={getattr(self, key)} must be >= 1")

@@ -23,6 +23,7 @@ class ParametricConfig:
     lr: float = 0.01
     restarts: int = 3              # random initialisations; the lowest training loss wins
     weight_decay: float = 0.0      # L2 penalty of the oracle (0: plain least squares, eq. 2)
+    center_inputs: bool = False    # feed the net 2x - 1 (the unit cube centred on 0) instead of x
     prior_precision: float = 1.0   # surrogate=nn only: lambda of the linearised (Laplace) variance
     noise: float = 0.01            # surrogate=nn only: noise variance (standardised units) of that variance
 
