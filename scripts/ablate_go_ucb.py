@@ -1,5 +1,5 @@
 """Ablation of the GO-UCB options added on top of the paper (Phase I in Sigma_t, weight decay + centred
-inputs for the oracle, periodic refits of w_0, beta) on go_ucb_f1 (n=5, T=25) and breast_cancer-mlp
+inputs for the oracle, periodic refits of w_0, beta, the linearised ball maximum) on go_ucb_f1 (n=5, T=25) and breast_cancer-mlp
 (n=5, T=20), 2 seeds each. Cumulative regret against a fixed reference (f1: its optimum 26; MLP: accuracy
 1.0, so the numbers are the cumulative CV error), over all rounds and over Phase II only.
 Runs are cached as JSON under --out; variants are given as a JSON object {name: algo overrides}.
@@ -25,6 +25,7 @@ VARIANTS = {
     "c1_refit1": {"refit_every": 1},
     "ac1_phase1_refit1": {"phase1_in_sigma": True, "refit_every": 1},
     "beta0.1": {"beta": 0.1},
+    "linear": {"ball_max": "linear"},
 }
 TASKS = [("go_ucb_f1", {"dim": 20}, 25, 26.0), ("breast_cancer", {"model": "mlp"}, 20, 1.0)]
 

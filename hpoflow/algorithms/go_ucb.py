@@ -144,6 +144,8 @@ class GOUCB(AskTellAlgorithm):
             score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
         k = min(self.config.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
+        if self.config.ball_max == "linear":
+            return self._linear_ascent(raw, top, score, w_hat, Linv, root, beta)
         X = raw[top].clone().requires_grad_(True)
         Z = (u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)).clone().requires_grad_(True)
         opt = torch.optim.Adam([{"params": [X], "lr": self.config.ascent_lr},
@@ -167,6 +169,36 @@ class GOUCB(AskTellAlgorithm):
         w_opt = w_hat + root * (best_z @ Linv)
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
                 "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": best_v,
+                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
+        return best_x, info
+
+    def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
+        """``max_{w in Ball_t}`` of the first-order expansion of ``f_x`` at ``w_hat``, in closed form:
+        ``f_x(w_hat) + sqrt(beta) ||grad_w f_x(w_hat)||_{Sigma^-1}`` (the bound of Lemma C.8 / 5.4)."""
+        u = self.model.grad_w(w_hat, X) @ Linv.T
+        return self.model.value(w_hat, X) + root * torch.sqrt((u * u).sum(1) + 1e-24)
+
+    def _linear_ascent(self, raw: Tensor, top: Tensor, score: Tensor, w_hat: Tensor, Linv: Tensor,
+                       root: float, beta: float) -> tuple[Tensor, dict[str, float]]:
+        """Projected gradient ascent over x of :meth:`linear_ucb` (``ball_max=linear``)."""
+        X = raw[top].clone().requires_grad_(True)
+        opt = torch.optim.Adam([X], lr=self.config.ascent_lr)
+        best_x, best_v = raw[top[0]].clone(), float(score[top[0]])
+        for step in range(self.config.ascent_steps + 1):
+            values = self.linear_ucb(X, w_hat, Linv, root)
+            with torch.no_grad():
+                j = int(values.argmax())
+                if float(values[j]) > best_v:
+                    best_x, best_v = X[j].detach().clone(), float(values[j])
+            if step == self.config.ascent_steps:
+                break
+            opt.zero_grad()
+            (-values.sum()).backward()
+            opt.step()
+            with torch.no_grad():
+                X.clamp_(0.0, 1.0)
+        info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam), "w_shift": 0.0,
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": best_v,
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
         return best_x, info

@@ -194,3 +194,33 @@ def test_bonus_coefficient_uses_the_global_round_index():
 def test_refit_every_must_be_non_negative():
     with pytest.raises(ValueError, match="algo.refit_every"):
         GOUCBConfig(refit_every=-1)
+
+
+def test_linear_ucb_is_the_max_of_the_linearisation_over_the_ball():
+    """Closed form vs brute force: max over Ball_t of f_x(w_t) + (w - w_t)^T g_x, sampled on the boundary."""
+    ctx = _ctx(rounds=10)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, ascent_steps=5, raw_samples=32, ball_max="linear"), ctx)
+    _drive(algo, ctx, 7)  # three Phase II rounds through the linear ascent
+    L = torch.linalg.cholesky(algo.Sigma)
+    Linv = torch.linalg.solve_triangular(L, torch.eye(algo.d_w, dtype=torch.float64), upper=False)
+    beta, x = 0.7, torch.rand(1, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    closed = float(algo.linear_ucb(x, algo.w_t, Linv, math.sqrt(beta))[0])
+    g = algo.model.grad_w(algo.w_t, x)[0]
+    f = float(algo.model.value(algo.w_t, x)[0])
+    Z = torch.randn(4000, algo.d_w, dtype=torch.float64, generator=torch.Generator().manual_seed(10))
+    Z = Z / Z.norm(dim=1, keepdim=True)
+    W = math.sqrt(beta) * (Z @ Linv)  # w - w_t on the ellipsoid's boundary
+    sampled = f + W @ g
+    assert float(sampled.max()) <= closed + 1e-9
+    w_star = math.sqrt(beta) * torch.linalg.solve(algo.Sigma, g) / math.sqrt(float(g @ torch.linalg.solve(algo.Sigma, g)))
+    assert float(w_star @ algo.Sigma @ w_star) == pytest.approx(beta)  # the maximiser lies on the boundary
+    assert f + float(w_star @ g) == pytest.approx(closed)
+
+
+def test_ball_max_linear_runs_and_rejects_unknown():
+    ctx = _ctx(rounds=8)
+    cfg = GOUCBConfig(model=SMALL, ball_max="linear", ascent_steps=10, raw_samples=64)
+    result = run(ctx.task, GOUCB(cfg, ctx), budget=Budget(8))
+    assert len(result.records) == 8 and result.records[-1].metrics["w_shift"] == 0.0
+    with pytest.raises(ValueError, match="algo.ball_max"):
+        GOUCBConfig(ball_max="x")
