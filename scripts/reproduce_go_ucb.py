@@ -5,9 +5,12 @@ Every run goes through the common loop (``app.run_from_settings``, tracking off)
 cached as JSON under ``--out`` so an interrupted reproduction resumes. Regret: synthetic tasks use the
 known optimum; for classifier tasks f* is the best accuracy any algorithm reached for that task and
 seed (the CV folds depend on the seed, so each seed is its own objective). Table: cumulative regret
-at the final round, mean +- 1.96 std / sqrt(seeds) (the paper's Wald bars). One PNG of the curves per task.
+at the final round, mean +- 1.96 std / sqrt(seeds) (the paper's Wald bars), over all T rounds and over
+Phase II only (rounds n+1..T: the Phase I / initial-design regret is a uniform draw for every method and
+dominates f1). One PNG of the curves per task.
 
-Usage: python scripts/reproduce_go_ucb.py [--seeds 3] [--real-rounds 20] [--syn-rounds 40] [--out outputs/go_ucb]
+Usage: python scripts/reproduce_go_ucb.py [--seeds 5] [--real-rounds 40] [--syn-rounds 64] [--workers 1]
+       [--algos go_ucb ...] [--out outputs/go_ucb]
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def tasks(args: argparse.Namespace) -> list[dict]:
 
 
 def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
-    path = out / "runs" / f"{spec['key']}__{algo}__s{seed}.json"
+    path = out / "runs" / f"{spec['key']}__T{spec['T']}__{algo}__s{seed}.json"
     if path.exists():
         return json.loads(path.read_text())
     warnings.filterwarnings("ignore")
@@ -50,11 +53,12 @@ def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
            "task": {"name": spec["task"], **spec["kw"]}, "hardware": {"name": "cpu", "device": "cpu"},
            "tracking": {"enabled": False}, "budget": {"rounds": spec["T"]}, "seed": seed}
     start = time.perf_counter()
-    result = app.run_from_settings(app.validate(raw), print_summary=False)
+    settings = app.validate(raw)
+    result = app.run_from_settings(settings, print_summary=False)
     rec = {"task": spec["key"], "algo": algo, "seed": seed, "wall": time.perf_counter() - start,
            "values": [r.true_value if r.true_value is not None else r.value for r in result.records],
            "decision_time": [m.get("decision_time", math.nan) for m in result.metrics],
-           "optimum": None}
+           "optimum": None, "algo_config": repr(settings.algo)}
     from hpoflow import registry
 
     task = registry.get("task", spec["task"]).load()(**{**spec["kw"]}, seed=seed) if spec["task"] != "breast_cancer" else None
@@ -68,8 +72,8 @@ def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
     return rec
 
 
-def regret_curves(runs: list[dict]) -> dict[str, list[list[float]]]:
-    """Cumulative-regret curve of each run, per algorithm."""
+def regret_curves(runs: list[dict], skip: int = 0) -> dict[str, list[list[float]]]:
+    """Cumulative-regret curve of each run, per algorithm (from round ``skip + 1`` on)."""
     best_per_seed: dict[int, float] = {}
     for r in runs:
         if r["optimum"] is None:
@@ -81,7 +85,7 @@ def regret_curves(runs: list[dict]) -> dict[str, list[list[float]]]:
         sign = 1.0 if r["direction"] == "maximize" else -1.0
         f_star = sign * r["optimum"] if r["optimum"] is not None else best_per_seed[r["seed"]]
         cum, total = [], 0.0
-        for v in r["values"]:
+        for v in r["values"][skip:]:
             total += abs(f_star - sign * v)
             cum.append(total)
         curves.setdefault(r["algo"], []).append(cum)
@@ -120,13 +124,14 @@ def figure(key: str, curves: dict[str, list[list[float]]], out: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--f1-seeds", type=int, default=5)
-    p.add_argument("--syn-seeds", type=int, default=3, help="seeds of styblinski_tang and rastrigin")
-    p.add_argument("--rf-seeds", type=int, default=3, help="random forest is the slowest objective (~2 s/eval)")
-    p.add_argument("--real-rounds", type=int, default=20)
-    p.add_argument("--syn-rounds", type=int, default=40)
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--syn-seeds", type=int, default=5, help="seeds of styblinski_tang and rastrigin")
+    p.add_argument("--rf-seeds", type=int, default=5, help="random forest is the slowest objective")
+    p.add_argument("--real-rounds", type=int, default=40)
+    p.add_argument("--syn-rounds", type=int, default=64)
+    p.add_argument("--workers", type=int, default=1, help="1: run in this process, one run after another")
+    p.add_argument("--algos", nargs="*", default=None, help="run only these (the table needs all five cached)")
     p.add_argument("--tasks", nargs="*", default=None)
     p.add_argument("--out", type=Path, default=Path("outputs/go_ucb"))
     p.add_argument("--report-only", action="store_true", help="tabulate cached runs (seeds all algorithms finished)")
@@ -136,7 +141,8 @@ def main() -> None:
     start = time.perf_counter()
     n_seeds = {"go_ucb_f1": args.f1_seeds, "breast_cancer-rf": args.rf_seeds, "styblinski_tang": args.syn_seeds,
                "rastrigin": args.syn_seeds}
-    jobs = [(s, a, seed) for s in specs for seed in range(n_seeds.get(s["key"], args.seeds)) for a in ALGOS]
+    jobs = [(s, a, seed) for s in specs for seed in range(n_seeds.get(s["key"], args.seeds)) for a in ALGOS
+            if not args.algos or a in args.algos]
     if args.report_only:  # tabulate the cached runs; keep the seeds every algorithm finished
         cached = [json.loads(f.read_text()) for f in sorted((args.out / "runs").glob("*.json"))]
         runs = []
@@ -146,10 +152,16 @@ def main() -> None:
                                                                   for a in ALGOS)]
             runs += [r for r in sel if r["seed"] in full]
         specs = [s for s in specs if any(r["task"] == s["key"] for r in runs)]
+    elif args.workers == 1:
+        runs = [run_one(s, a, seed, args.out) for s, a, seed in jobs]
     else:
         with ProcessPoolExecutor(args.workers) as pool:
             runs = list(pool.map(run_one, *zip(*[(s, a, seed, args.out) for s, a, seed in jobs])))
-    print(f"\nGO-UCB reproduction: {len(runs)} runs in {time.perf_counter() - start:.0f}s "
+    if args.algos and not args.report_only:
+        print(f"ran {len(runs)} runs of {', '.join(args.algos)} in {time.perf_counter() - start:.0f}s; "
+              "tabulate with --report-only once all algorithms are cached")
+        return
+    print(f"\nGO-UCB reproduction: {len(runs)} runs, {sum(r['wall'] for r in runs):.0f}s of run wall time "
           f"(seeds {args.seeds}, go_ucb_f1 seeds {args.f1_seeds}, "
           f"breast_cancer-rf seeds {args.rf_seeds})")
     print("cumulative regret at the final round, mean ± 1.96 std/sqrt(S) over S seeds; lower is better; "
@@ -157,15 +169,21 @@ def main() -> None:
     header = f"{'task':<22}{'n':>3}{'T':>4}{'S':>3}  " + "".join(f"{LABELS[a]:>17}" for a in ALGOS) + "   best"
     print(header)
     print("-" * len(header))
-    for spec in specs:
-        sel = [r for r in runs if r["task"] == spec["key"]]
-        curves = regret_curves(sel)
-        figure(spec["key"], curves, args.out)
-        seeds = sorted({r["seed"] for r in sel})
-        stats = {a: mean_ci([c[-1] for c in curves[a]]) for a in ALGOS if a in curves}
-        cells = "".join(f"{stats[a][0]:>9.3g} ± {stats[a][1]:<5.2g}" for a in ALGOS)
-        print(f"{spec['key']:<22}{spec['n']:>3}{spec['T']:>4}{len(seeds):>3}  {cells}   "
-              f"{LABELS[min(stats, key=lambda a: stats[a][0])]}")
+    for phase2 in (False, True):
+        if phase2:
+            print("\nPhase II only: cumulative regret over rounds n+1..T (the same table without the initial design)\n")
+            print(header)
+            print("-" * len(header))
+        for spec in specs:
+            sel = [r for r in runs if r["task"] == spec["key"]]
+            curves = regret_curves(sel, skip=spec["n"] if phase2 else 0)
+            if not phase2:
+                figure(spec["key"], curves, args.out)
+            seeds = sorted({r["seed"] for r in sel})
+            stats = {a: mean_ci([c[-1] for c in curves[a]]) for a in ALGOS if a in curves}
+            cells = "".join(f"{stats[a][0]:>9.3g} ± {stats[a][1]:<5.2g}" for a in ALGOS)
+            print(f"{spec['key']:<22}{spec['n']:>3}{spec['T']:>4}{len(seeds):>3}  {cells}   "
+                  f"{LABELS[min(stats, key=lambda a: stats[a][0])]}")
     dts = {a: [d for r in runs if r["algo"] == a and r["task"] == "go_ucb_f1" for d in r["decision_time"][5:]] for a in ALGOS}
     print("\nmean decision time per Phase-II round on go_ucb_f1 (d=20), seconds: "
           + ", ".join(f"{LABELS[a]} {sum(v) / len(v):.2f}" for a, v in dts.items() if v))

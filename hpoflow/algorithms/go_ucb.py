@@ -100,6 +100,34 @@ class GOUCB(AskTellAlgorithm):
         self.F = max(1.0, float(z.abs().max()))
         self.w0, self.oracle_mse = self.model.fit(torch.stack(self.X), z, self.generator)
         self.w_t = self.w0.clone()
+        if self.config.phase1_in_sigma:
+            self._relinearise()
+
+    def _relinearise(self) -> None:
+        """Sigma_t and the right-hand side of eq. 5 with every used point linearised at ``w_0`` (``w_i = w_0``).
+
+        Used points: all data with ``phase1_in_sigma``, else the Phase II points only.
+        """
+        start = 0 if self.config.phase1_in_sigma else self.n_init
+        self.Sigma = self.lam * torch.eye(self.d_w, dtype=self.dtype)
+        self.b = torch.zeros(self.d_w, dtype=self.dtype)
+        if len(self.X) <= start:
+            return
+        X = torch.stack(self.X[start:])
+        z = self._z(torch.tensor(self.rewards[start:], dtype=self.dtype))
+        G = self.model.grad_w(self.w0, X)
+        f = self.model.value(self.w0, X)
+        self.Sigma += G.T @ G
+        self.b += G.T @ (G @ self.w0 + z - f)
+
+    def _refit(self) -> None:
+        """Refit ``w_0`` on all data (warm-started at the current centre) and relinearise around it."""
+        X = torch.stack(self.X)
+        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
+        self.w0, self.oracle_mse = self.model.fit(X, z, self.generator, w0=self.w_t,
+                                                  iterations=self.config.refit_iterations, restarts=1)
+        self.w_t = self.w0.clone()
+        self._relinearise()
 
     # -- Phase II: ball ---------------------------------------------------------------------
     def _ball_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
@@ -116,6 +144,8 @@ class GOUCB(AskTellAlgorithm):
             score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
         k = min(self.config.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
+        if self.config.ball_max == "linear":
+            return self._linear_ascent(raw, top, score, w_hat, Linv, root, beta)
         X = raw[top].clone().requires_grad_(True)
         Z = (u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)).clone().requires_grad_(True)
         opt = torch.optim.Adam([{"params": [X], "lr": self.config.ascent_lr},
@@ -143,6 +173,36 @@ class GOUCB(AskTellAlgorithm):
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
         return best_x, info
 
+    def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
+        """``max_{w in Ball_t}`` of the first-order expansion of ``f_x`` at ``w_hat``, in closed form:
+        ``f_x(w_hat) + sqrt(beta) ||grad_w f_x(w_hat)||_{Sigma^-1}`` (the bound of Lemma C.8 / 5.4)."""
+        u = self.model.grad_w(w_hat, X) @ Linv.T
+        return self.model.value(w_hat, X) + root * torch.sqrt((u * u).sum(1) + 1e-24)
+
+    def _linear_ascent(self, raw: Tensor, top: Tensor, score: Tensor, w_hat: Tensor, Linv: Tensor,
+                       root: float, beta: float) -> tuple[Tensor, dict[str, float]]:
+        """Projected gradient ascent over x of :meth:`linear_ucb` (``ball_max=linear``)."""
+        X = raw[top].clone().requires_grad_(True)
+        opt = torch.optim.Adam([X], lr=self.config.ascent_lr)
+        best_x, best_v = raw[top[0]].clone(), float(score[top[0]])
+        for step in range(self.config.ascent_steps + 1):
+            values = self.linear_ucb(X, w_hat, Linv, root)
+            with torch.no_grad():
+                j = int(values.argmax())
+                if float(values[j]) > best_v:
+                    best_x, best_v = X[j].detach().clone(), float(values[j])
+            if step == self.config.ascent_steps:
+                break
+            opt.zero_grad()
+            (-values.sum()).backward()
+            opt.step()
+            with torch.no_grad():
+                X.clamp_(0.0, 1.0)
+        info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam), "w_shift": 0.0,
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": best_v,
+                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
+        return best_x, info
+
     # -- Phase II: bonus --------------------------------------------------------------------
     def _bonus_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
         X = torch.stack(self.X)
@@ -150,6 +210,7 @@ class GOUCB(AskTellAlgorithm):
         self.w_t, mse = self.model.fit(X, z, self.generator, w0=self.w_t,
                                        iterations=self.config.refit_iterations, restarts=1)
         w_hat, c = self.w_t, self.config
+        t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
         coef = c.sigma * math.sqrt(c.U / t)
 
         def acq_one(x: Tensor) -> Tensor:
@@ -197,8 +258,12 @@ class GOUCB(AskTellAlgorithm):
         if self.w0 is None:
             self._finish_phase_one()
         t = self.t + 1
+        every = self.config.refit_every
+        refit = self.config.variant == "ball" and every > 0 and t > 1 and (t - 1) % every == 0
+        if refit:
+            self._refit()
         x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
-        info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse,
+        info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse, refit=float(refit),
                     acq_time=time.perf_counter() - start)
         return Suggestion(self.task.space.decode(x), x, info=info)
 

@@ -7,6 +7,7 @@ from hpoflow.surrogates.parametric_config import ParametricConfig
 
 VARIANTS = ("ball", "bonus")
 BETA_SCHEDULES = ("paper", "constant")
+BALL_MAX = ("exact", "linear")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,16 @@ class GOUCBConfig:
     n_init: int = 0                  # Phase I queries; 0: ceil(sqrt(budget.rounds))
     model: ParametricConfig = field(default_factory=ParametricConfig)
     standardize: bool = True         # rewards standardised with the Phase I mean/std (fixed afterwards)
+    # Phase I data in Sigma_t and in the closed-form w_t (eq. 3-5 with the n Phase I points linearised at
+    # w_0, where the oracle put them): the ball then cannot move f at the points Phase I already measured.
+    # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
+    # (breast_cancer-mlp n=5 T=20, seeds 0/1: Phase II regret 7.10 / 1.11 vs 1.40 / 1.23 without it).
+    phase1_in_sigma: bool = False
+    # every refit_every Phase II rounds (0: never) refit w_0 by the oracle on all data so far (warm-started,
+    # refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version: MLE each round).
+    # Off by default: refit_every=1 left breast_cancer-mlp unchanged (1.40 / 1.23) and cost go_ucb_f1
+    # 17 / 25 Phase II regret (vs 0 / 0), the refitted net extrapolating to far corners.
+    refit_every: int = 0
     # ball variant
     lam: float = 0.0                 # lambda of eq. 3/4; 0: lam_scale * sqrt(T2) (theory: lambda ~ sqrt(T))
     lam_scale: float = 1.0
@@ -33,6 +44,11 @@ class GOUCBConfig:
     beta_schedule: str = "constant"
     beta: float = 1.0                # constant schedule's beta (standardised reward units)
     beta_scale: float = 1.0
+    # x_t = argmax_x max_{w in Ball_t} of: exact (f_x(w) itself, joint ascent over (x, w): Algorithm 1) |
+    # linear (its first-order expansion at w_t, closed form f_x(w_t) + sqrt(beta) ||grad_w f_x(w_t)||_{Sigma^-1},
+    # the quantity Lemma 5.4 bounds the regret with; ascent over x only)
+    # Default exact: linear left breast_cancer-mlp unchanged (Phase II regret 1.44 / 1.23 vs 1.40 / 1.23, 2 seeds).
+    ball_max: str = "exact"
     ascent_steps: int = 100          # joint projected gradient ascent over (x, w) (paper: 2000 plain steps)
     ascent_lr: float = 0.02          # Adam step on x in the unit cube
     ascent_lr_w: float = 0.05        # Adam step on w in whitened ellipsoid coordinates (ball = unit ball)
@@ -49,6 +65,8 @@ class GOUCBConfig:
         if self.beta_schedule not in BETA_SCHEDULES:
             raise ValueError(f"algo.beta_schedule='{self.beta_schedule}' is unknown; "
                              f"allowed: {', '.join(BETA_SCHEDULES)}")
+        if self.ball_max not in BALL_MAX:
+            raise ValueError(f"algo.ball_max='{self.ball_max}' is unknown; allowed: {', '.join(BALL_MAX)}")
         if self.n_init < 0:
             raise ValueError(f"algo.n_init={self.n_init} must be >= 0 (0: ceil(sqrt(rounds)))")
         for key in ("lam", "beta", "sigma", "U"):
@@ -57,6 +75,8 @@ class GOUCBConfig:
         for key in ("lam_scale", "beta_scale", "ascent_lr", "ascent_lr_w"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"algo.{key}={getattr(self, key)} must be > 0")
+        if self.refit_every < 0:
+            raise ValueError(f"algo.refit_every={self.refit_every} must be >= 0 (0: never refit w_0)")
         for key in ("ascent_steps", "ascent_starts", "raw_samples", "refit_iterations"):
             if getattr(self, key) < 1:
                 raise ValueError(f"algo.{key}={getattr(self, key)} must be >= 1")

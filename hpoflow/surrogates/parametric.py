@@ -61,12 +61,16 @@ class ParametricModel:
         return torch.cat([params[n].reshape(-1) for n in self.names])
 
     # -- evaluation -------------------------------------------------------------------------
+    def _inputs(self, X: Tensor) -> Tensor:
+        """The net's input: ``2x - 1`` with ``center_inputs`` (sigmoid units centred on the cube), else ``x``."""
+        return 2.0 * X - 1.0 if self.config.center_inputs else X
+
     def value(self, w: Tensor, X: Tensor) -> Tensor:
         """f_w at each row of ``X``: shape ``m``."""
-        return functional_call(self.net, self.unflatten(w), (X,)).squeeze(-1)
+        return functional_call(self.net, self.unflatten(w), (self._inputs(X),)).squeeze(-1)
 
     def _single(self, w: Tensor, x: Tensor) -> Tensor:
-        return functional_call(self.net, self.unflatten(w), (x.unsqueeze(0),)).reshape(())
+        return functional_call(self.net, self.unflatten(w), (self._inputs(x).unsqueeze(0),)).reshape(())
 
     def value_pairs(self, W: Tensor, X: Tensor) -> Tensor:
         """f_{W[i]}(X[i]) for paired rows: shape ``s``."""
@@ -85,20 +89,23 @@ class ParametricModel:
             iterations: int | None = None, restarts: int | None = None) -> tuple[Tensor, float]:
         """Least squares ``argmin_w mean (f_w(x_j) - y_j)^2`` (eq. 2), best of several starts.
 
-        The first start is ``w0`` when given (warm start), the others are fresh initialisations.
+        The first start is ``w0`` when given (warm start), the others are fresh initialisations. The
+        winner has the lowest objective actually minimised (training error plus the weight-decay
+        penalty, so that with few points the smoothest interpolant wins, not an arbitrary one).
         Returns the weights and their mean squared training error.
         """
         c = self.config
         iterations = iterations or c.iterations
         restarts = restarts or c.restarts
-        best: tuple[Tensor, float] | None = None
+        best: tuple[Tensor, float, float] | None = None
         for r in range(restarts):
             start = w0 if (w0 is not None and r == 0) else self.init(generator)
             w, loss = self._fit_once(X, y, start.detach().clone(), iterations)
-            if best is None or loss < best[1]:
-                best = (w, loss)
+            objective = loss + c.weight_decay * float((w * w).sum())
+            if best is None or objective < best[2]:
+                best = (w, loss, objective)
         assert best is not None
-        return best
+        return best[0], best[1]
 
     def _loss(self, w: Tensor, X: Tensor, y: Tensor) -> Tensor:
         loss = ((self.value(w, X) - y) ** 2).mean()

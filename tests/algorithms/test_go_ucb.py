@@ -128,3 +128,99 @@ def test_both_variants_run_through_the_loop_and_stay_in_the_cube(variant):
 def test_config_errors_name_the_key(bad, key):
     with pytest.raises(ValueError, match=f"algo.{key}"):
         GOUCBConfig(**bad)
+
+
+def _drive(algo: GOUCB, ctx: BuildContext, rounds: int) -> None:
+    for t in range(1, rounds + 1):
+        s = algo.ask(t)
+        algo.tell(s, ctx.task.evaluate(s.config, round=t))
+
+
+def _linearised_at(algo: GOUCB, w: torch.Tensor, start: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sigma and the closed-form centre of eq. 4/5 over data[start:], every point linearised at ``w``."""
+    X = torch.stack(algo.X[start:])
+    z = algo._z(torch.tensor(algo.rewards[start:], dtype=torch.float64))
+    G, f = algo.model.grad_w(w, X), algo.model.value(w, X)
+    W = w.expand(len(X), -1)
+    Sigma = algo.lam * torch.eye(algo.d_w, dtype=torch.float64) + G.T @ G
+    return Sigma, closed_form_center(G, W, f, z, algo.lam, algo.w0)
+
+
+def test_phase1_in_sigma_puts_the_phase1_points_in_sigma_and_the_centre():
+    ctx = _ctx(rounds=10)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, ascent_steps=5, raw_samples=32, phase1_in_sigma=True), ctx)
+    plain = GOUCB(GOUCBConfig(model=SMALL, n_init=4, ascent_steps=5, raw_samples=32), _ctx(rounds=10))
+    _drive(algo, ctx, 4)
+    _drive(plain, _ctx(rounds=10), 4)
+    algo.ask(5), plain.ask(5)
+    Sigma, centre = _linearised_at(algo, algo.w0, 0)  # Phase I points sit at w_i = w_0
+    assert torch.allclose(algo.Sigma, Sigma) and torch.allclose(algo.w_t, centre, atol=1e-8)
+    assert torch.allclose(plain.Sigma, plain.lam * torch.eye(plain.d_w, dtype=torch.float64))
+    # the ball is narrower along the Phase I gradients: the linearised UCB width at a Phase I point shrinks
+    g = algo.model.grad_w(algo.w0, algo.X[0].unsqueeze(0))[0]
+    width = lambda S: float(g @ torch.linalg.solve(S, g))  # noqa: E731
+    assert width(algo.Sigma) < 0.5 * width(plain.Sigma)
+
+
+def test_refit_every_refits_w0_on_all_data_and_relinearises():
+    ctx = _ctx(rounds=12)
+    cfg = GOUCBConfig(model=SMALL, n_init=4, ascent_steps=5, raw_samples=32, phase1_in_sigma=True,
+                      refit_every=3, refit_iterations=50)
+    algo = GOUCB(cfg, ctx)
+    _drive(algo, ctx, 4)
+    refits = []
+    for t in range(5, 12):
+        w0_before = algo.w0 if algo.w0 is None else algo.w0.clone()
+        s = algo.ask(t)
+        refits.append(s.info["refit"])
+        if s.info["refit"]:  # all data so far relinearised at the refitted w_0
+            assert not torch.equal(algo.w0, w0_before)
+            Sigma, centre = _linearised_at(algo, algo.w0, 0)
+            assert torch.allclose(algo.Sigma, Sigma) and torch.allclose(algo.w_t, centre, atol=1e-8)
+            assert len(algo.X) == t - 1
+        algo.tell(s, ctx.task.evaluate(s.config, round=t))
+    assert refits == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0]  # Phase II rounds 4 and 7
+
+
+def test_bonus_coefficient_uses_the_global_round_index():
+    ctx = _ctx(rounds=8)
+    algo = GOUCB(GOUCBConfig(variant="bonus", model=SMALL, n_init=3, ascent_steps=2, raw_samples=16,
+                             refit_iterations=5, sigma=0.5, U=4.0), ctx)
+    _drive(algo, ctx, 3)
+    s = algo.ask(4)  # first Phase II round = round n + 1 of arXiv Algorithm 1
+    assert s.info["bonus_coef"] == pytest.approx(0.5 * math.sqrt(4.0 / 4))
+
+
+def test_refit_every_must_be_non_negative():
+    with pytest.raises(ValueError, match="algo.refit_every"):
+        GOUCBConfig(refit_every=-1)
+
+
+def test_linear_ucb_is_the_max_of_the_linearisation_over_the_ball():
+    """Closed form vs brute force: max over Ball_t of f_x(w_t) + (w - w_t)^T g_x, sampled on the boundary."""
+    ctx = _ctx(rounds=10)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, ascent_steps=5, raw_samples=32, ball_max="linear"), ctx)
+    _drive(algo, ctx, 7)  # three Phase II rounds through the linear ascent
+    L = torch.linalg.cholesky(algo.Sigma)
+    Linv = torch.linalg.solve_triangular(L, torch.eye(algo.d_w, dtype=torch.float64), upper=False)
+    beta, x = 0.7, torch.rand(1, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    closed = float(algo.linear_ucb(x, algo.w_t, Linv, math.sqrt(beta))[0])
+    g = algo.model.grad_w(algo.w_t, x)[0]
+    f = float(algo.model.value(algo.w_t, x)[0])
+    Z = torch.randn(4000, algo.d_w, dtype=torch.float64, generator=torch.Generator().manual_seed(10))
+    Z = Z / Z.norm(dim=1, keepdim=True)
+    W = math.sqrt(beta) * (Z @ Linv)  # w - w_t on the ellipsoid's boundary
+    sampled = f + W @ g
+    assert float(sampled.max()) <= closed + 1e-9
+    w_star = math.sqrt(beta) * torch.linalg.solve(algo.Sigma, g) / math.sqrt(float(g @ torch.linalg.solve(algo.Sigma, g)))
+    assert float(w_star @ algo.Sigma @ w_star) == pytest.approx(beta)  # the maximiser lies on the boundary
+    assert f + float(w_star @ g) == pytest.approx(closed)
+
+
+def test_ball_max_linear_runs_and_rejects_unknown():
+    ctx = _ctx(rounds=8)
+    cfg = GOUCBConfig(model=SMALL, ball_max="linear", ascent_steps=10, raw_samples=64)
+    result = run(ctx.task, GOUCB(cfg, ctx), budget=Budget(8))
+    assert len(result.records) == 8 and result.records[-1].metrics["w_shift"] == 0.0
+    with pytest.raises(ValueError, match="algo.ball_max"):
+        GOUCBConfig(ball_max="x")

@@ -87,3 +87,48 @@ def test_config_errors_name_the_key(bad):
     key = next(iter(bad))
     with pytest.raises(ValueError, match=f"model.{key}"):
         ParametricConfig(**bad)
+
+
+def test_center_inputs_feeds_the_net_the_centred_cube():
+    m = ParametricModel(3, ParametricConfig(hidden=4, center_inputs=True))
+    w = m.init(torch.Generator().manual_seed(4))
+    X = torch.rand(5, 3, dtype=torch.float64)
+    m.net.load_state_dict(m.unflatten(w))
+    assert torch.allclose(m.value(w, X), m.net(2 * X - 1).squeeze(-1))
+    gx = m.grad_x(w, X)
+    Xr = X.clone().requires_grad_(True)
+    m.net(2 * Xr - 1).sum().backward()
+    assert torch.allclose(gx, Xr.grad)
+
+
+def test_weight_decay_shrinks_the_fit_and_tames_extrapolation():
+    """5 points in 20-d: plain least squares interpolates with large weights; weight decay keeps w small
+    and the predictions over the cube closer to the data's range."""
+    d = 20
+    g = torch.Generator().manual_seed(5)
+    X = torch.rand(5, d, generator=g, dtype=torch.float64)
+    y = torch.randn(5, generator=g, dtype=torch.float64)
+    Xq = torch.rand(2000, d, generator=g, dtype=torch.float64)
+    out = {}
+    for wd in (0.0, 1e-2):
+        m = ParametricModel(d, ParametricConfig(iterations=1000, restarts=2, weight_decay=wd))
+        w, mse = m.fit(X, y, torch.Generator().manual_seed(6))
+        out[wd] = (float(w.norm()), mse, float(m.value(w, Xq).abs().max()))
+    assert out[0.0][1] < 1e-3 and out[1e-2][1] < 0.5  # both fit the data; the penalised one less tightly
+    assert out[1e-2][0] < out[0.0][0]
+    assert out[1e-2][2] < out[0.0][2]
+
+
+def test_restarts_are_selected_by_the_penalised_objective():
+    d = 4
+    g = torch.Generator().manual_seed(7)
+    X = torch.rand(6, d, generator=g, dtype=torch.float64)
+    y = torch.randn(6, generator=g, dtype=torch.float64)
+    cfg = ParametricConfig(hidden=6, iterations=200, restarts=3, weight_decay=0.05)
+    m = ParametricModel(d, cfg)
+    w, mse = m.fit(X, y, torch.Generator().manual_seed(8))
+    objective = lambda v: float(((m.value(v, X) - y) ** 2).mean()) + 0.05 * float((v * v).sum())  # noqa: E731
+    g2 = torch.Generator().manual_seed(8)
+    singles = [m._fit_once(X, y, m.init(g2), 200)[0] for _ in range(3)]
+    assert objective(w) == pytest.approx(min(objective(v) for v in singles))
+    assert mse == pytest.approx(float(((m.value(w, X) - y) ** 2).mean()))
