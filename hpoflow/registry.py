@@ -38,6 +38,8 @@ class Entry:
         description: one line for ``--help`` and the README.
         smoke: CLI overrides for the registry-wide smoke/contract tests, e.g. ``("task=ridge",)`` for an
             algorithm that needs a differentiable task (default: runs on ``task=branin``).
+        tasks: algorithms only: the tasks it is meant for (``--help`` names them; a test runs the algorithm at
+            its YAML defaults on each). Empty: any black-box task (tested on ``branin`` and ``breast_cancer``).
         requires: top-level modules the component imports that are not core dependencies.
         extra: the optional extra of hpoflow that installs ``requires`` (named in the error when one is missing).
     """
@@ -49,6 +51,7 @@ class Entry:
     defaults: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     smoke: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     extra: str = ""
 
@@ -86,8 +89,8 @@ _PLUGINS_LOADED = False
 
 
 def register(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "",
-             smoke: tuple[str, ...] = (), requires: tuple[str, ...] = (), extra: str = "",
-             **defaults: Any) -> Entry:
+             smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), requires: tuple[str, ...] = (),
+             extra: str = "", **defaults: Any) -> Entry:
     """Add (or replace) a component under ``name``; ``defaults`` override the config dataclass's defaults.
 
     ``requires``/``extra``: modules outside the core dependencies and the optional extra that installs them;
@@ -96,7 +99,7 @@ def register(kind: str, name: str, target: str | Callable[..., Any], config: typ
     if kind not in KINDS:
         raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
     entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke),
-                  tuple(requires), extra)
+                  tuple(tasks), tuple(requires), extra)
     _REGISTRY[kind][name] = entry
     return entry
 
