@@ -164,3 +164,27 @@ def test_peers_are_deterministic_given_the_seed_and_differ_across_seeds():
         return task.seen
 
     assert trajectory(3) == trajectory(3) and trajectory(3) != trajectory(4)
+
+
+@pytest.mark.parametrize("name", PEERS)
+def test_interrupted_then_resumed_peer_run_equals_uninterrupted(tmp_path, name):
+    """Resume replays the history into a fresh adapter (asks again, tells the recorded outcomes): exact when the
+    library is deterministic given the seed, which each adapter ensures."""
+    from hpoflow.checkpoint import Checkpointer, load
+    from hpoflow.hardware import seed_everything
+    from tests.test_checkpoint import Noisy, _trajectory
+
+    def fresh(task: Task):
+        return _build(name, task, rounds=8, seed=2)
+
+    seed_everything(3)
+    task = Noisy()
+    reference = run(task, fresh(task), None, Budget(8))
+    seed_everything(3)
+    task = Noisy(interrupt_at=6)
+    with pytest.raises(KeyboardInterrupt):
+        run(task, fresh(task), None, Budget(8), checkpoint=Checkpointer(tmp_path / "ck.json"))
+    seed_everything(3)
+    task = Noisy()
+    resumed = run(task, fresh(task), None, Budget(8), resume=load(tmp_path / "ck.json"))
+    assert _trajectory(resumed.records) == _trajectory(reference.records)
