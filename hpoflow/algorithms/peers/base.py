@@ -25,5 +25,6 @@ class PeerAlgorithm(AskTellAlgorithm):
         return Suggestion(plain, self.space.encode(plain, self.dtype))
 
     def loss(self, evaluation: Evaluation) -> float:
-        """The value in the minimising sense (Nevergrad and BoTorch's sign convention is fixed)."""
+        """The value as a loss (smaller is better) whatever the task's direction: Nevergrad minimises it,
+        BoTorch maximises its negative."""
         return -self.task.direction.sign * float(evaluation.value)
