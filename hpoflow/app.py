@@ -255,7 +255,7 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
             tags = {"resumed_at_round": str(state.round)}
         try:
             tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
-                                    artifacts=s.tracking.artifacts, run_id=run_id)
+                                    artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots)
         except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
             raise ConfigError(f"tracking.uri={uri!r}: cannot open the MLflow store ({_first_line(exc)})") from None
         try:
@@ -267,7 +267,7 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
                 with contextlib.suppress(Exception):
                     tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
             raise ConfigError(f"tracking.uri={uri!r}: cannot start the MLflow run ({_first_line(exc)})") from None
-        if s.tracking.artifacts and task.space.dim <= 2:
+        if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
             from hpoflow.surrogate_plot import surrogate_artifact_writer
 
             tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
