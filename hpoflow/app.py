@@ -225,8 +225,9 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"task: {exc}") from None
     surrogate_factory = None
-    if s.surrogate_entry is not None:
-        surrogate_factory = partial(s.surrogate_entry.load(), s.surrogate, dtype=resolved.dtype, device=resolved.device)
+    if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
+        surrogate_factory = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
+                                    device=resolved.device)
     ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
                        surrogate=surrogate_factory)
     try:
@@ -285,6 +286,10 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
     return result
+
+
+def _build_surrogate(entry: registry.Entry, config: Any, dim: int, **kwargs: Any) -> Any:
+    return entry.load()(config, dim, **kwargs)
 
 
 def _first_line(exc: BaseException) -> str:
