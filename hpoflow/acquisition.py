@@ -15,6 +15,7 @@ from scipy.optimize import minimize
 from torch import Tensor
 
 from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.threads import one_blas_thread
 
 try:
     import greenlet
@@ -137,9 +138,14 @@ def batched_lbfgsb(fun: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], x
     GPSampler; scipy has no batched L-BFGS-B, and Optuna's is private). Without greenlet the starts run one
     after the other. Returns the minimisers (``b x d``) and their values (``b``).
     """
+    with one_blas_thread():
+        return _batched_lbfgsb(fun, x0, bounds, {"maxiter": max_iter, "gtol": gtol})
+
+
+def _batched_lbfgsb(fun: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], x0: np.ndarray,
+                    bounds: list[tuple[float, float]], options: dict) -> tuple[np.ndarray, np.ndarray]:
     b = x0.shape[0]
     xs, fs = x0.copy(), np.full(b, np.inf)
-    options = {"maxiter": max_iter, "gtol": gtol}
     if greenlet is None or b == 1:
         for i in range(b):
             res = minimize(lambda x: _first(fun(x[None])), x0[i], jac=True, method="L-BFGS-B", bounds=bounds,
