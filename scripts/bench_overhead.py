@@ -307,7 +307,7 @@ def main() -> None:
     results = {label: run_at(root, script, child_args) for label, root in roots.items()}
     if "tracking" in args.parts:
         results["now, tracking.plots=true"] = run_at(ROOT, script, [*child_args, "--parts", "tracking", "--plots"])
-    labels = [label for label in results if "decision" in results[label]]
+    labels = [label for label in roots]  # the revisions (the plots row is a tracking-only extra)
 
     if "decision" in args.parts:
         torch.set_num_threads(1)
@@ -337,10 +337,9 @@ def main() -> None:
             t = r.get("tracking")
             if t is None:
                 continue
-            rest = lambda key: statistics.median(t[key][1:] or t[key])
-            print(f"| {label} | {t['fixed_s'][0]:.3f} / {rest('fixed_s'):.3f} | "
-                  f"{t['per_metric_ms'][0]:.4f} / {rest('per_metric_ms'):.4f} | "
-                  f"{t['floor_ms'][0]:.4f} / {rest('floor_ms'):.4f} | {t['values'][0]:.0f} |")
+            cells = [f"{t[key][0]:.{digits}f} / {statistics.median(t[key][1:] or t[key]):.{digits}f}"
+                     for key, digits in (("fixed_s", 3), ("per_metric_ms", 4), ("floor_ms", 4))]
+            print(f"| {label} | " + " | ".join(cells) + f" | {t['values'][0]:.0f} |")
 
     if "startup" in args.parts:
         print(f"\n(c) start-up: `python -m hpoflow task=branin budget.rounds=1 ...`, CPU s, min of "
