@@ -18,7 +18,7 @@ from typing import Any
 
 from hpoflow.report.aggregate import summarise
 from hpoflow.report.figures import plot_task
-from hpoflow.report.loading import REPORT_KIND_TAG, best_config, load_curves
+from hpoflow.report.loading import REPORT_KIND_TAG, SelectionError, best_config, load_curves
 from hpoflow.report.tables import caption, format_best_configs, format_table, markdown_report, write_csv
 
 ALLOWED = {"tracking": {"uri", "experiment"},
@@ -77,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     uri = tracking.get("uri") or default_uri()
     experiment, sweep_id = tracking.get("experiment"), report.get("sweep_id")
     tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
-    curves = load_curves(uri, experiment, sweep_id, bool(report.get("include_failed", False)), tags)
+    try:
+        curves = load_curves(uri, experiment, sweep_id, bool(report.get("include_failed", False)), tags)
+    except SelectionError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
     selection = f"store {uri}; experiment {experiment or 'all'}; sweep {sweep_id or 'any'}; tags {tags or 'any'}"
     if not curves:
         print(f"Error: no finished runs match ({selection})", file=sys.stderr)
