@@ -19,9 +19,9 @@ from hpoflow.report.loading import StudyData, best_config, to_run_curves
 from hpoflow.report.tables import (
     CAPTION_NORMALISED,
     CSV_FIELDS,
-    csv_row,
     caption,
     cd_caption,
+    csv_row,
     format_best_configs,
     format_table,
     overall_table,

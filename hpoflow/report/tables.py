@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def write_csv(summaries: dict[tuple[str, ...], list[Summary]], path: Path) -> Pa
 
 # -- cross-task statistics (normalised regret) ----------------------------------------------------------------
 def _ci(m: float, lo: float, hi: float, digits: int = 3) -> str:
-    if lo != lo:  # one value: no interval
+    if math.isnan(lo):  # one value: no interval
         return f"{m:.{digits}g}"
     return f"{m:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
 
@@ -103,12 +104,12 @@ def versus_best_table(rows: pd.DataFrame) -> pd.DataFrame:
         if r.best:
             verdict = "best"
         elif r.tie:
-            verdict = "≈ tie" if r.p_holm == r.p_holm else "≈ tie (too few pairs to test)"
+            verdict = "≈ tie" if not math.isnan(r.p_holm) else "≈ tie (too few pairs to test)"
         else:
             verdict = "worse"
         if r.best or r.tie:
             name, value = f"**{name}**", f"**{value}**"
-        p = "" if r.p_holm != r.p_holm else f"{r.p_holm:.3g}"
+        p = "" if math.isnan(r.p_holm) else f"{r.p_holm:.3g}"
         cells.append({"algorithm": name, "n": r.n, "failed": r.failed, "final normalised regret [95% CI]": value,
                       "p (Wilcoxon–Holm vs best)": p, "verdict": verdict})
     return pd.DataFrame(cells)
