@@ -382,7 +382,11 @@ def seeds_needed(dz: float, alpha: float = ALPHA, power: float = POWER) -> float
         return 2.0
     if dz == 0:
         return math.inf
-    return float(TTestPower().solve_power(effect_size=abs(dz), alpha=alpha, power=power, alternative="two-sided"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # huge effects: the solver leaves its bracket; the answer is then 2
+        n = TTestPower().solve_power(effect_size=abs(dz), alpha=alpha, power=power, alternative="two-sided")
+    n = float(np.squeeze(n))
+    return n if np.isfinite(n) and n >= 2 else 2.0
 
 
 @dataclass
@@ -420,6 +424,8 @@ def seed_adequacy(final: pd.DataFrame) -> list[SeedAdequacy]:
             continue
         m, lo, hi = bootstrap_ci(d)
         sd = float(np.std(d, ddof=1))
+        if sd <= 1e-12 * max(abs(m), 1e-300):  # every pair differs by the same amount (up to rounding)
+            sd = 0.0
         dz = m / sd if sd > 0 else (math.inf if m != 0 else 0.0)
         out.append(SeedAdequacy(task, first, second, int(d.size), m, lo, hi, dz, seeds_needed(dz)))
     return out
