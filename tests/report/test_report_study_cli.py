@@ -98,10 +98,9 @@ def test_report_html_renders_its_figures_in_chromium(store, tmp_path):
     chromium = _chromium()
     if chromium is None:
         pytest.skip("no Chromium (Debian: apt-get install -y chromium)")
-    from scripts.check_ui import CHROMIUM_FLAGS
-
     from hpoflow.report.build import build
     from hpoflow.report.loading import load_study
+    from scripts.check_ui import CHROMIUM_FLAGS
 
     build_study(store)
     built = build(load_study(store, experiment="bo"), tmp_path / "rep", best_configs=False)
