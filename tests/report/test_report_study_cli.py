@@ -62,22 +62,35 @@ def test_report_counts_failures_and_logs_to_the_parent_run(run_cli, store, tmp_p
     assert {"report/report.html", "report/report.md", "report/summary.csv"} <= names
     assert f"parent run {parent}" in proc.stdout
 
-    dropped = _report(run_cli, store, tmp_path / "rep2", "report.include_failed=false", "report.log_to_mlflow=false")
-    assert re.search(r"\| turbo \| 5 \| 0 \| 2 \|", dropped.stdout.split("## Across tasks", 1)[1])
+
+def test_include_failed_false_drops_the_failed_run(store):
+    from hpoflow.report import statistics as st
+    from hpoflow.report.loading import load_study
+
+    build_study(store)
+    kept, dropped = (st.overall(st.normalise(load_study(store, include_failed=flag)).final).set_index("algo")
+                     for flag in (True, False))
+    assert (kept.loc["turbo", "runs"], kept.loc["turbo", "failed"]) == (6, 1)
+    assert (dropped.loc["turbo", "runs"], dropped.loc["turbo", "failed"]) == (5, 0)
+    assert kept.loc["turbo", "mean"] > dropped.loc["turbo", "mean"]  # the failure counts as the worst value
 
 
-def test_bad_input_is_one_line(run_cli, store, tmp_path):
+def test_bad_input_is_one_line(run_cli, store, tmp_path, capsys):
+    from hpoflow.report.cli import main
+
     build_study(store, with_parent=False, mixed_direction=True)
-    mixed = _report(run_cli, store, tmp_path / "r", check=False)
-    assert mixed.returncode == 2 and mixed.stderr.count("\n") == 1
+    mixed = _report(run_cli, store, tmp_path / "r", check=False)  # the real command: no traceback, exit 2
+    assert mixed.returncode == 2 and mixed.stderr.count("\n") == 1 and "Traceback" not in mixed.stderr
     assert mixed.stderr.startswith("Error: task 'branin' mixes directions (maximize: runs ")
-    empty = _report(run_cli, store, tmp_path / "r", "report.sweep_id=nope", check=False)
-    assert empty.returncode == 2 and empty.stderr.startswith("Error: no runs match (") and "sweep nope" in empty.stderr
-    bad = _report(run_cli, store, tmp_path / "r", "report.log_to_mlflow=maybe", check=False)
-    assert bad.returncode == 2 and "report.log_to_mlflow=maybe" in bad.stderr and "auto" in bad.stderr
-    missing = _report(run_cli, store, tmp_path / "r", "tracking.experiment=nope", check=False)
-    assert missing.returncode == 2 and "tracking.experiment='nope' not found" in missing.stderr
-    assert "Traceback" not in mixed.stderr + empty.stderr + bad.stderr + missing.stderr
+    base = [f"tracking.uri={store}", f"report.out={tmp_path / 'r'}", "report.best_config=false"]
+    for extra, message in ((["report.sweep_id=nope"], "Error: no runs match (store "),
+                           (["report.log_to_mlflow=maybe"], ("Error: report.log_to_mlflow=maybe is not allowed; use "
+                                                            "one of auto, true, false")),
+                           (["report.include_failed=maybe"], "Error: report.include_failed=maybe is not allowed"),
+                           (["tracking.experiment=nope"], "Error: tracking.experiment='nope' not found")):
+        assert main(base + extra) == 2
+        err = [ln for ln in capsys.readouterr().err.splitlines() if " INFO mlflow" not in ln]  # MLflow's own log
+        assert len(err) == 1 and err[0].startswith(message), err
 
 
 def _chromium() -> str | None:
