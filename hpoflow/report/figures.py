@@ -124,7 +124,8 @@ def plot_cd(mean_ranks, pvalues, title: str, out: Path, stem: str = "cd_diagram"
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.35 * len(mean_ranks)))
-    sp.critical_difference_diagram(mean_ranks, pvalues, ax=ax, alpha=0.05)
+    sp.critical_difference_diagram(mean_ranks, pvalues, ax=ax, alpha=0.05, label_fmt_left="{label} ({rank:.2f})",
+                                   label_fmt_right="({rank:.2f}) {label}")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     paths = _save(fig, out, stem)

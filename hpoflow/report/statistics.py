@@ -249,11 +249,11 @@ def regret_over(curves: pd.DataFrame, x: str) -> pd.DataFrame:
 
 def on_cost_grid(norm: Normalised, points: int = COST_GRID) -> pd.DataFrame:
     """Normalised regret against the fraction of the task's budget spent (cumulative query cost / the median
-    final cost of the task's finished runs), as a step function on a grid 0..1 shared by all tasks.
-
-    Before a run's first round ends it counts as its task's ``worst``.
+    final cost of the task's finished runs), as a step function on a grid shared by all tasks, from the
+    largest first-round fraction (where every run has its first value) to 1.
     """
-    grid = np.linspace(0.0, 1.0, points)
+    first = norm.curves.loc[norm.curves["step"] == 1, "cost_fraction"]
+    grid = np.linspace(min(float(first.max()), 1.0) if len(first) else 0.0, 1.0, points)
     parts = []
     for task, c in norm.curves.groupby("task", sort=False):
         frac = c.pivot(index="run_id", columns="step", values="cost_fraction")
@@ -402,7 +402,10 @@ class SeedAdequacy:
     needed: float          # seeds for 80% power at alpha
 
     def line(self) -> str:
-        need = "never (no difference observed)" if math.isinf(self.needed) else f"{math.ceil(self.needed)}"
+        if math.isinf(self.needed):
+            need = "infinitely many (no difference observed)"
+        else:
+            need = f"{math.ceil(self.needed)}" if self.needed <= 1000 else "more than 1,000"
         verdict = ("enough" if self.n >= self.needed else "not enough")
         return (f"{self.task}: {self.second} − {self.first} = {self.effect:+.3g} "
                 f"[{self.ci_low:.3g}, {self.ci_high:.3g}] over {self.n} paired seeds (d_z = {self.dz:.2f}); "

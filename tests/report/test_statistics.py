@@ -176,7 +176,8 @@ def test_critical_difference_uses_friedman_then_wilcoxon_holm_or_nemenyi_by_bloc
 def test_cost_grid_is_a_step_function_of_the_budget_fraction():
     runs = [{"run_id": "a", "algo": "x", "seed": 0}, {"run_id": "b", "algo": "y", "seed": 0}]
     norm = st.normalise(_study(runs, {"a": [4.0, 2.0, 1.0, 0.0], "b": [3.0, 3.0, 3.0, 3.0]}))
-    grid = st.on_cost_grid(norm, points=5)  # fractions 0, .25, .5, .75, 1 of a 4-round budget
+    grid = st.on_cost_grid(norm, points=7)  # from the first round's .25 of a 4-round budget to 1, step .125
     a = grid[grid["run_id"] == "a"]["nr"].to_numpy()
-    # f* = 0, reference = median first value = 3.5: before round 1 the worst (max(1, 3/3.5) = 1)
-    np.testing.assert_allclose(a, [1.0, 4 / 3.5, 2 / 3.5, 1 / 3.5, 0.0])
+    np.testing.assert_allclose(grid["cost_fraction"].unique(), np.linspace(0.25, 1.0, 7))
+    # f* = 0, reference = median first value = 3.5; the value after the last round within the budget fraction
+    np.testing.assert_allclose(a, np.array([4, 4, 2, 2, 1, 1, 0]) / 3.5)
