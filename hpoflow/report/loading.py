@@ -316,6 +316,8 @@ def load_study(uri: str, *, experiment: str | Iterable[str] | None = None, sweep
     parents = table[kind.isin(NOT_DATA_KINDS)].reset_index(drop=True)
     statuses = ("FINISHED",) + (FAILED_STATUSES if include_failed else ())
     runs = table[~kind.isin(NOT_DATA_KINDS) & table["status"].isin(statuses)].reset_index(drop=True)
+    if parents.empty:
+        parents = _outside_parent(client, runs, names)
     _progress(f"reading the curves of {len(runs)} runs ...")
     ids = list(runs["run_id"])
     long = _curves_sql(store, ids, keys) if store is not None else _curves_client(client, runs, keys)
@@ -324,6 +326,24 @@ def load_study(uri: str, *, experiment: str | Iterable[str] | None = None, sweep
                  f"parent {parent_run_id or 'any'}; tags {tags or 'any'}; "
                  f"{'FINISHED and FAILED/KILLED' if include_failed else 'FINISHED'} runs")
     return StudyData(runs, curves, parents, uri, selection)
+
+
+def _outside_parent(client: Any, runs: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """The study parent of the selected runs when they share one that the selection itself left out (e.g. it
+    sits in another experiment): one ``get_run``."""
+    ids = {p for p in runs.get("parent_run_id", pd.Series(dtype=object)) if isinstance(p, str) and p}
+    if len(ids) != 1:
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    try:
+        r = client.get_run(ids.pop())
+    except Exception:  # noqa: BLE001 - a deleted or unreadable parent: the report just has none
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    if r.data.tags.get(KIND_TAG) != "study":
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    row = {"run_id": r.info.run_id, "run_name": r.info.run_name, "experiment_id": r.info.experiment_id,
+           "status": r.info.status, "start_time": r.info.start_time, "end_time": r.info.end_time,
+           **{f"tags.{k}": v for k, v in r.data.tags.items()}}
+    return _tidy(pd.DataFrame([row]), names)
 
 
 def _curves_table(long: pd.DataFrame) -> pd.DataFrame:

@@ -54,8 +54,13 @@ def test_selection_skips_parents_reports_running_and_deleted_runs(study):
     assert set(finished.runs["status"]) == {"FINISHED"}
     assert len(finished.runs) == 3 and study["other"] not in set(finished.runs["run_id"])
     assert set(load_study(study["uri"], tags={"algo": "gp_ei"}).runs["seed"]) == {"0", "1"}
+    client = MlflowClient(tracking_uri=study["uri"])
+    elsewhere = client.create_experiment("elsewhere")
+    child = add_run(client, elsewhere, algo="gp_ei", task="branin", seed=0, values=[1.0], parent=study["parent"])
+    only_child = load_study(study["uri"], experiment="elsewhere")  # its parent is not in the selection
+    assert list(only_child.runs["run_id"]) == [child] and only_child.study_parent() == study["parent"]
     everything = load_study(study["uri"])
-    assert study["other"] in set(everything.runs["run_id"]) and len(everything.runs) == 5
+    assert study["other"] in set(everything.runs["run_id"]) and len(everything.runs) == 6
     assert everything.study_parent() == study["parent"]  # one study met by the selection
 
 
