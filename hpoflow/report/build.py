@@ -103,7 +103,8 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
         pairs = int(norm.final[norm.final["task"] == task].groupby("algo")["seed"].nunique().min())
         blocks += [Heading(task, 4), Table(table), Text(versus_best_caption(pairs), "caption")]
         printed += [f"### {task}", _table_md(table), ""]
-    lines = [s.line() for s in st.seed_adequacy(norm.final)]
+    lines = [s.line() for s in st.seed_adequacy(norm.final)] or [
+        "No task has two algorithms with at least two paired seeds."]
     blocks += [Heading("Seed adequacy", 3), Text(
         "For the two best methods per task: the observed paired difference of final normalised regret "
         "(second − first; bootstrap 95% interval) and the number of seeds a two-sided paired t-test would need "
