@@ -94,8 +94,13 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
         cd_paths = plot_cd(cd.mean_ranks, cd.pvalues, f"Final normalised regret, {cd.method}", out)
         figures += cd_paths
         text = cd_caption(cd.method, cd.friedman_p, cd.n_blocks, len(cd.mean_ranks))
-        blocks.append(Figure(cd_paths[0], text))
-        printed += [text, ""]
+        order = list(cd.mean_ranks.sort_values(kind="stable").index)
+        pairs = cd.pvalues.loc[order, order].map(lambda p: f"{p:.3g}")
+        for a in order:
+            pairs.loc[a, a] = "—"
+        pairs.insert(0, f"{cd.method} p", order)
+        blocks += [Figure(cd_paths[0], text), Table(pairs)]
+        printed += [text, "", _table_md(pairs), ""]
     vb = st.versus_best(norm.final)
     blocks.append(Heading("Per task: against the best method", 3))
     for task, rows in vb.groupby("task", sort=True):
