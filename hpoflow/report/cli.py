@@ -1,6 +1,7 @@
 """``python -m hpoflow.report``: select runs, print the tables, write report.html, report.md, summary.csv, figures.
 
 Keys (``key=value``, as in the main CLI):
+    experiment            a study (conf/experiment/<name>.yaml): its MLflow experiment, and its paper table first
     tracking.uri          store (default: the embedded ``outputs/mlflow.db``)
     tracking.experiment   experiment name(s), comma-separated (default: all)
     report.sweep_id       only runs of this sweep
@@ -21,7 +22,7 @@ from typing import Any
 from hpoflow.report.loading import REPORT_KIND_TAG, SelectionError, StudyData, load_study
 from hpoflow.report.statistics import ReportError
 
-ALLOWED = {"tracking": {"uri", "experiment"},
+ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
            "report": {"out", "sweep_id", "parent_run_id", "tags", "include_failed", "best_config",
                       "log_to_mlflow"}}
 LOG_CHOICES = ("auto", "true", "false")
@@ -31,6 +32,8 @@ REPORT_ARTIFACT_DIR = "report"   # folder of the parent run's artifacts that hol
 def _check_keys(cfg: Any) -> str | None:
     for group, values in cfg.items():
         allowed = ALLOWED.get(str(group))
+        if str(group) == "experiment" and isinstance(values, str):
+            continue
         if allowed is None or not hasattr(values, "keys"):
             return f"'{group}' is not a report setting"
         unknown = sorted(set(map(str, values.keys())) - allowed)
@@ -40,7 +43,7 @@ def _check_keys(cfg: Any) -> str | None:
 
 
 def _allowed_text() -> str:
-    return ", ".join(f"{g}.{k}" for g, keys in ALLOWED.items() for k in sorted(keys))
+    return ", ".join(["experiment"] + [f"{g}.{k}" for g, keys in ALLOWED.items() for k in sorted(keys)])
 
 
 def log_summary_run(uri: str, experiment: str, files: list[Path], tags: dict[str, str]) -> str:
@@ -108,6 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     uri = tracking.get("uri") or default_uri()
     experiment, sweep_id = tracking.get("experiment"), report.get("sweep_id")
     parent = report.get("parent_run_id")
+    if cfg.get("experiment"):  # a study: its paper table, then the statistics over its MLflow experiment
+        from hpoflow.report.papers import paper_table, study_experiment
+
+        try:
+            experiment = study_experiment(str(cfg.experiment))
+            table = paper_table(uri, str(cfg.experiment))
+        except ValueError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 2
+        if table is not None:
+            print(table)
+            Path(report.get("out") or "report").mkdir(parents=True, exist_ok=True)
+            (Path(report.get("out") or "report") / f"{cfg.experiment}.txt").write_text(table + "\n")
     tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
     out = Path(report.get("out") or "report")
     try:

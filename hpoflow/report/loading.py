@@ -5,7 +5,8 @@ the tracking server's database) it reads with five queries in all (runs, tags, p
 metric histories in chunks of runs), through the store's own SQLAlchemy engine and MLflow's schema; on any
 other store (``http://`` server) it uses ``MlflowClient.search_runs`` and fetches histories concurrently.
 Either way the result is the same :class:`StudyData`. Study parent runs (tag ``hpoflow.kind=study``) and
-report runs (``hpoflow.kind=report``) are never data: they are returned apart, in ``StudyData.parents``.
+report runs (``hpoflow.kind=report``) are never data: they are returned apart, in ``StudyData.parents``; nor
+are FAILED runs that a study re-run superseded (``hpoflow.superseded=true``).
 
 The older ``load_curves`` (one :class:`RunCurve` per run, used by the per-task tables) is built on it.
 """
@@ -24,11 +25,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpoflow.sweeps import KIND_TAG, PARENT_TAG, SUPERSEDED_TAG
+
 TASK_PARAM_PREFIX = "task."
 IGNORED_TASK_PARAMS = {"task.name", "task.noise_std"}
-KIND_TAG = "hpoflow.kind"        # study parent runs: "study"; summary runs written by the report: "report"
-REPORT_KIND_TAG = KIND_TAG       # (older name)
-PARENT_TAG = "mlflow.parentRunId"
+REPORT_KIND_TAG = KIND_TAG       # study parent runs: "study"; summary runs written by the report: "report"
 NOT_DATA_KINDS = ("study", "report")
 # Per-round metrics read by default (others, e.g. acquisition internals, only when asked for by name).
 CURVE_METRICS = ("value", "true_value", "best_value", "regret", "cumulative_regret", "simple_regret",
@@ -315,7 +316,8 @@ def load_study(uri: str, *, experiment: str | Iterable[str] | None = None, sweep
     kind = _col(table, "tags." + KIND_TAG)
     parents = table[kind.isin(NOT_DATA_KINDS)].reset_index(drop=True)
     statuses = ("FINISHED",) + (FAILED_STATUSES if include_failed else ())
-    runs = table[~kind.isin(NOT_DATA_KINDS) & table["status"].isin(statuses)].reset_index(drop=True)
+    superseded = _col(table, "tags." + SUPERSEDED_TAG) == "true"
+    runs = table[~kind.isin(NOT_DATA_KINDS) & ~superseded & table["status"].isin(statuses)].reset_index(drop=True)
     if parents.empty:
         parents = _outside_parent(client, runs, names)
     _progress(f"reading the curves of {len(runs)} runs ...")

@@ -27,6 +27,9 @@ def study(store):
                                     status=status, parent=parent, sweep_id="sw1", rounds=3,
                                     task_params={"dim": 2, "low": None})
     other = add_run(client, exp, algo="random", task="branin", seed=0, values=[1.0], sweep_id="sw2")
+    replaced = add_run(client, exp, algo="gp_ei", task="branin", seed=0, values=[9.0], status="FAILED",
+                       parent=parent, sweep_id="sw1")
+    client.set_tag(replaced, "hpoflow.superseded", "true")  # a study re-run replaced it: not data
     report = client.create_run(exp, tags={"hpoflow.kind": "report"}).info.run_id
     client.set_terminated(report)
     deleted = add_run(client, exp, algo="random", task="branin", seed=7, values=[1.0], parent=parent,
