@@ -11,7 +11,8 @@ Keys (``key=value``, as in the main CLI):
     report.include_failed count FAILED/KILLED runs as the worst value (default: true; false drops them)
     report.best_config    fetch each algorithm's best configuration from its run's artifacts (default: true)
     report.log_to_mlflow  auto (default): log the report as artifacts of the selection's study parent run when
-                          there is one; true: also without one, into a new summary run; false: never
+                          there is one (and no report.tags); true: also without one, into a new summary run;
+                          false: never
 """
 from __future__ import annotations
 
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _log(data: StudyData, built: Any, mode: str, experiment: Any, sweep_id: Any, tags: dict[str, str]) -> None:
     files = [built.html, built.markdown, built.csv]
-    parent = data.study_parent()
+    parent = data.study_parent() if not tags else None  # a tag-filtered subset is not the study's report
     if mode == "false":
         return
     if parent:
