@@ -6,6 +6,11 @@ iterations (2 gradients each); random, grid and GP-EI evaluate n_S = 2 values of
 n_T gradient steps (plus n_S = 10, i.e. 5x the budget, as in Appendix D). Runs call the library directly
 (no MLflow). Results are cached as JSON lines so an interrupted run resumes.
 
+Each dataset's table is headed by the exact optimum λ* of every split (``task.lambda_star``) and the losses
+of w*(λ*) ("oracle" column). ``nir_offset8`` is the NIR problem with the penalty e^(λ+8)||w||²: the same
+models, λ* moved by -8 to below 0, where MY-HPO's hypernetwork has the right slope. SHO / MY-HPO "(1/L)"
+rows run at hpoflow's defaults (step sizes from the data's curvature); the other rows use the paper's steps.
+
     PYTHONPATH=. OMP_NUM_THREADS=1 python scripts/reproduce_my_hpo.py --seeds 10 --workers 2
 """
 from __future__ import annotations
@@ -28,16 +33,21 @@ DATASETS = {
     "digits_regression": ("ridge", 3000),
     "digits_01": ("logreg", 500),
     "digits_38": ("logreg", 500),
+    "nir_offset8": ("ridge", 2500),
 }
+SOURCE = {"nir_offset8": ("nir", 8.0)}  # (data set, task.lambda_offset) of derived problems
 PAPER_NAME = {"nir": "Cookie -> NIR (fermentation)", "digits_regression": "MNIST reg. -> digits regression",
-              "digits_01": "MNIST 0v1 -> digits 0v1", "digits_38": "GTSRB -> digits 3v8"}
-SHO_ALPHAS = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5)
+              "digits_01": "MNIST 0v1 -> digits 0v1", "digits_38": "GTSRB -> digits 3v8",
+              "nir_offset8": "Cookie, penalty e^(λ+8) -> NIR with lambda_offset=8"}
+SHO_ALPHAS = (0.0, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5)  # 0.0: hpoflow's default (α, β from 1/L)
 MY_SETTINGS = {  # (alpha, beta, delta), paper's values per dataset
     "nir": ((0.005, 0.01, 0.1), (0.005, 0.01, 0.5), (0.01, 0.01, 0.5), (0.1, 0.1, 0.5)),
     "digits_regression": ((0.001, 0.001, 0.001), (0.001, 0.001, 0.005), (0.01, 0.01, 0.05), (0.1, 0.1, 0.5)),
     "digits_01": ((0.05, 0.1, 0.1), (0.05, 0.1, 0.5), (0.1, 0.1, 0.5), (0.1, 0.5, 0.75)),
     "digits_38": ((0.05, 0.1, 0.1), (0.05, 0.1, 0.75), (0.1, 0.5, 0.75), (0.5, 0.5, 0.75)),
 }
+MY_SETTINGS["nir_offset8"] = MY_SETTINGS["nir"]
+DEFAULT = (0.0, 0.0, 0.0)  # hpoflow's default: every step 1/L
 BLACK_BOX = ("random", "grid", "gp_ei")
 
 
@@ -47,7 +57,7 @@ def jobs_for(seeds: int, datasets: list[str]) -> list[tuple]:
     for seed in range(seeds):
         for ds in order:
             jobs += [(ds, "sho", (a,), seed) for a in SHO_ALPHAS]
-            for s in MY_SETTINGS[ds]:
+            for s in (DEFAULT, *MY_SETTINGS[ds]):
                 jobs += [(ds, "my_hpo_C", s, seed), (ds, "my_hpo_BT", s, seed)]
             jobs += [(ds, m, (n_s,), seed) for m in BLACK_BOX for n_s in (2, 10)]
     return jobs
@@ -72,11 +82,9 @@ def run_job(job: tuple) -> dict:
     from hpoflow.records import OnError
     from hpoflow.surrogates.configs import GPConfig
     from hpoflow.surrogates.gp import build as build_gp
-    from hpoflow.tasks.bilevel import make_bilevel
 
     ds, method, setting, seed = job
-    name, n_t = DATASETS[ds]
-    task = make_bilevel(name, ds, seed=seed)
+    task, n_t = make_task(ds, seed), DATASETS[ds][1]
     start = time.perf_counter()
     out = {"key": key_of(job), "diverged": False, "failed_evals": 0}
     if method in BLACK_BOX:
@@ -96,8 +104,8 @@ def run_job(job: tuple) -> dict:
             out["diverged"] = True
     else:
         ctx = BuildContext(task=task, rounds=n_t, seed=seed)
-        if method == "sho":
-            algo = SHO(SHOConfig(alpha=setting[0]), ctx)
+        if method == "sho":  # the paper's β = 0.01 with its α grid; (0,) = hpoflow's defaults
+            algo = SHO(SHOConfig(alpha=setting[0], beta=0.01 if setting[0] else 0.0), ctx)
         else:
             a, b, d = setting
             variant = "constant" if method.endswith("_C") else "backtracking"
@@ -117,11 +125,21 @@ def run_job(job: tuple) -> dict:
     return out
 
 
+def make_task(ds: str, seed: int):
+    from hpoflow.tasks.bilevel import make_bilevel
+
+    data, offset = SOURCE.get(ds, (ds, 0.0))
+    return make_bilevel(DATASETS[ds][0], data, seed=seed, lambda_offset=offset)
+
+
 def label(method: str, setting: list) -> str:
     if method == "sho":
-        return f"SHO (a={setting[0]:g})"
+        return "SHO (1/L: defaults)" if not setting[0] else f"SHO (a={setting[0]:g})"
     if method.startswith("my_hpo"):
-        return f"MY-HPO ({method[-2:].strip('_')}) (a,b,d)=({setting[0]:g},{setting[1]:g},{setting[2]:g})"
+        variant = method[-2:].strip("_")
+        if not any(setting):
+            return f"MY-HPO ({variant}) (1/L: defaults)"
+        return f"MY-HPO ({variant}) (a,b,d)=({setting[0]:g},{setting[1]:g},{setting[2]:g})"
     return f"{method} (n_S={setting[0]})"
 
 
@@ -144,12 +162,40 @@ def group(results: dict[str, dict], ds: str) -> dict[tuple, list[dict]]:
     return out
 
 
+def lambda_cells(g: dict, cols: list) -> list[str]:
+    """Final (or best-evaluated) λ per column, mean ± std, not scaled."""
+    out = []
+    for _, k in cols:
+        lam = np.array([r["lambda"] for r in g.get(k, []) if not r["diverged"] and "lambda" in r]) if k else []
+        out.append(f"{np.mean(lam):.2f} ± {np.std(lam):.2f}" if len(lam) else "-")
+    return out
+
+
 def best_setting(groups: dict[tuple, list[dict]], method: str) -> tuple | None:
     """Paper: report the best step size, i.e. lowest mean validation loss among never-diverging settings."""
     cands = [(k, rows) for k, rows in groups.items() if k[0] == method and not any(r["diverged"] for r in rows)]
     if not cands:
         return None
     return min(cands, key=lambda kr: float(np.mean([r["val_loss"] for r in kr[1]])))[0]
+
+
+def oracle(ds: str, seeds: int) -> tuple[list[dict], str]:
+    """λ* and the losses of w*(λ*) per seed, and a header line flagging where MY-HPO cannot reach λ*."""
+    rows = []
+    for seed in range(seeds):
+        star = make_task(ds, seed).lambda_star
+        rows.append({"lambda": star.lam, "train_loss": star.train_loss, "val_loss": star.val_loss,
+                     "test_loss": star.test_loss, "diverged": False})
+    lam = np.array([r["lambda"] for r in rows])
+    flags = []
+    if (lam > 0).any():
+        flags.append(f"λ* > 0 on {int((lam > 0).sum())}/{len(lam)} splits: MY-HPO from λ = -1 cannot cross the "
+                     "singularity λ = 0 to reach it")
+    if (lam <= -9.999).any():
+        flags.append(f"λ* at the lower bound -10 on {int((lam <= -9.999).sum())}/{len(lam)} splits (no penalty wanted)")
+    head = (f"exact λ* per split: {lam.mean():.2f} ± {lam.std():.2f}  [" + " ".join(f"{v:.2f}" for v in lam) + "]"
+            + ("; FLAG: " + "; ".join(flags) if flags else ""))
+    return rows, head
 
 
 def report(results: dict[str, dict], datasets: list[str], seeds: int) -> str:
@@ -160,17 +206,23 @@ def report(results: dict[str, dict], datasets: list[str], seeds: int) -> str:
              "model is the evaluated λ with the lowest validation loss; an evaluation whose n_T-step training",
              "diverges (NaN) is skipped (on_error=skip); 'div' counts runs where every evaluation diverged.", ""]
     lines.append("== Table 2 layout: equal gradient budget n_g = 2 n_T (best step sizes for SHO / MY-HPO) ==")
+    lines.append("'oracle λ*' = w*(λ*) at the exact optimum of each split (not a method: the target).")
     for ds in datasets:
         g = group(results, ds)
         n_t = DATASETS[ds][1]
+        g[("oracle", ())], head = oracle(ds, seeds)
         cols = [("SHO", best_setting(g, "sho")), ("MyHPO (C)", best_setting(g, "my_hpo_C")),
                 ("MyHPO (BT)", best_setting(g, "my_hpo_BT")),
-                ("Random", ("random", (2,))), ("Grid", ("grid", (2,))), ("GP-EI", ("gp_ei", (2,)))]
+                ("Random", ("random", (2,))), ("Grid", ("grid", (2,))), ("GP-EI", ("gp_ei", (2,))),
+                ("oracle λ*", ("oracle", ()))]
         lines.append(f"\n{ds} [{DATASETS[ds][0]}; paper: {PAPER_NAME[ds]}]  n_g = {2 * n_t} (n_T = {n_t}, n_S = 2)")
+        lines.append(head)
         lines.append("chosen: " + "; ".join(f"{c}: {label(*k) if k else 'all settings diverged'}" for c, k in cols[:3]))
         lines.append(f"{'':8s}" + "".join(f"{c:>20s}" for c, _ in cols))
-        for key, name in (("train_loss", "TRAIN"), ("val_loss", "VAL."), ("test_loss", "TEST")):
+        for key, name in (("train_loss", "TRAIN"), ("val_loss", "VAL."), ("test_loss", "TEST"), ("lambda", "λ")):
             cells = [stats(g[k], key) if k and k in g else "-" for _, k in cols]
+            if key == "lambda":
+                cells = [c.replace(" ± ", "±") for c in lambda_cells(g, cols)]
             lines.append(f"{name:8s}" + "".join(f"{c:>20s}" for c in cells))
         divs = [f"{sum(r['diverged'] for r in g[k])}/{len(g[k])}" if k and k in g else "-" for _, k in cols]
         lines.append(f"{'div':8s}" + "".join(f"{c:>20s}" for c in divs))
@@ -180,7 +232,8 @@ def report(results: dict[str, dict], datasets: list[str], seeds: int) -> str:
         n_t = DATASETS[ds][1]
         lines.append(f"\n{ds}: n_T = {n_t}")
         lines.append(f"{'method':44s}{'TRAIN':>18s}{'VAL.':>18s}{'TEST':>18s}{'div':>6s}{'final λ':>16s}{'n_g':>7s}")
-        order = sorted(g, key=lambda k: (["sho", "my_hpo_C", "my_hpo_BT", *BLACK_BOX].index(k[0]), k[1]))
+        order = sorted((k for k in g if k[0] != "oracle"),
+                       key=lambda k: (["sho", "my_hpo_C", "my_hpo_BT", *BLACK_BOX].index(k[0]), k[1]))
         for k in order:
             rows = g[k]
             lam = np.array([r["lambda"] for r in rows if not r["diverged"] and "lambda" in r])
@@ -201,7 +254,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--datasets", nargs="*", default=list(DATASETS))
     p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--cache", default="/tmp/issue6/reproduce_my_hpo.jsonl")
+    p.add_argument("--cache", default="/tmp/hpoflow_reproduce_my_hpo.jsonl")
     p.add_argument("--report-only", action="store_true", help="print the tables from the cache, run nothing")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "reproduce_my_hpo.txt"))
     args = p.parse_args()
