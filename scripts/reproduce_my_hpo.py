@@ -54,10 +54,10 @@ PAPER_TEST = {  # Table 2 of paper 001, test loss x100: (SHO, MyHPO (BT), best b
     "digits_38": (14.04, 13.59, 17.6)}
 
 
-def jobs_for(seeds: int, datasets: list[str]) -> list[tuple]:
+def jobs_for(seeds: int, datasets: list[str], first_seed: int = 0) -> list[tuple]:
     jobs = []  # seed-major, cheap datasets first: an interrupted run still has whole seeds everywhere
     order = sorted(datasets, key=lambda d: DATASETS[d][1])
-    for seed in range(seeds):
+    for seed in range(first_seed, seeds):
         for ds in order:
             jobs += [(ds, "sho", (a,), seed) for a in SHO_ALPHAS]
             for s in (DEFAULT, *MY_SETTINGS[ds]):
@@ -286,6 +286,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--datasets", nargs="*", default=list(DATASETS))
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--first-seed", type=int, default=0, help="run seeds first-seed..seeds-1 only (e.g. a 2nd process)")
     p.add_argument("--cache", default="/tmp/hpoflow_reproduce_my_hpo.jsonl")
     p.add_argument("--report-only", action="store_true", help="print the tables from the cache, run nothing")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "reproduce_my_hpo.txt"))
@@ -298,7 +299,8 @@ def main() -> None:
         for line in cache.read_text().splitlines():
             row = json.loads(line)
             results[row["key"]] = row
-    todo = [j for j in jobs_for(args.seeds, args.datasets) if key_of(j) not in results and not args.report_only]
+    todo = [j for j in jobs_for(args.seeds, args.datasets, args.first_seed)
+            if key_of(j) not in results and not args.report_only]
     print(f"{len(todo)} runs to do ({len(results)} cached)", file=sys.stderr, flush=True)
     start = time.perf_counter()
     with cache.open("a") as fh, Pool(max(1, min(args.workers, len(todo)))) as pool:
