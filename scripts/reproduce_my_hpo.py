@@ -182,10 +182,10 @@ def best_setting(groups: dict[tuple, list[dict]], method: str) -> tuple | None:
     return min(cands, key=lambda kr: float(np.mean([r["val_loss"] for r in kr[1]])))[0]
 
 
-def oracle(ds: str, seeds: int) -> tuple[list[dict], str]:
+def oracle(ds: str, seeds: list[int]) -> tuple[list[dict], str]:
     """λ* and the losses of w*(λ*) per seed, and a header line flagging where MY-HPO cannot reach λ*."""
     rows = []
-    for seed in range(seeds):
+    for seed in seeds:
         star = make_task(ds, seed).lambda_star
         rows.append({"lambda": star.lam, "train_loss": star.train_loss, "val_loss": star.val_loss,
                      "test_loss": star.test_loss, "diverged": False})
@@ -206,7 +206,7 @@ def _mean(rows: list[dict], key: str) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
-def claims(results: dict[str, dict], datasets: list[str], seeds: int) -> list[str]:
+def claims(results: dict[str, dict], datasets: list[str], seeds: list[int]) -> list[str]:
     """One line per dataset for Table 2's claims: MY-HPO (BT) beats SHO, and beats black-box at equal budget."""
     lines = ["\n== Claims of Table 2 (test loss x100, best step sizes; black-box: best of random/grid/GP-EI, n_S = 2) =="]
     for ds in datasets:
@@ -215,11 +215,12 @@ def claims(results: dict[str, dict], datasets: list[str], seeds: int) -> list[st
         if bt is None or sho is None:
             lines.append(f"{ds}: not run")
             continue
-        star = [r["lambda"] for r in oracle(ds, seeds)[0]]
+        star = dict(zip(seeds, (r["lambda"] for r in oracle(ds, seeds)[0])))
         t_bt, t_sho = 100 * _mean(g[bt], "test_loss"), 100 * _mean(g[sho], "test_loss")
         t_bb = min(100 * _mean(g.get((m, (2,)), []), "test_loss") for m in BLACK_BOX)
         lam_gap = float(np.mean([abs(r["lambda"] - star[json.loads(r["key"])[3]]) for r in g[bt] if "lambda" in r]))
-        applies = "λ* < 0 on every split" if max(star) < 0 else f"λ* > 0 on {sum(v > 0 for v in star)}/{len(star)} splits"
+        applies = ("λ* < 0 on every split" if max(star.values()) < 0
+                   else f"λ* > 0 on {sum(v > 0 for v in star.values())}/{len(star)} splits")
         verdict = ("holds" if t_bt < min(t_sho, t_bb) else "holds vs SHO only" if t_bt < t_sho
                    else "holds vs black-box only" if t_bt < t_bb else "not reproduced")
         paper = PAPER_TEST.get(ds)
@@ -229,8 +230,8 @@ def claims(results: dict[str, dict], datasets: list[str], seeds: int) -> list[st
     return lines
 
 
-def report(results: dict[str, dict], datasets: list[str], seeds: int) -> str:
-    lines = [f"Paper 001 reproduction: losses x100, mean ± std over up to {seeds} seeds (resampled splits);",
+def report(results: dict[str, dict], datasets: list[str], seeds: list[int]) -> str:
+    lines = [f"Paper 001 reproduction: losses x100, mean ± std over seeds {seeds} (resampled splits);",
              "'div' = diverged runs / runs done for that cell.",
              "Regression losses are in units of Var(y_train) (targets standardised); diverged runs are excluded",
              "from mean ± std and counted in 'div'. n_g = gradient computations per run. Black-box: the reported",
@@ -289,6 +290,7 @@ def main() -> None:
     p.add_argument("--first-seed", type=int, default=0, help="run seeds first-seed..seeds-1 only (e.g. a 2nd process)")
     p.add_argument("--cache", default="/tmp/hpoflow_reproduce_my_hpo.jsonl")
     p.add_argument("--report-only", action="store_true", help="print the tables from the cache, run nothing")
+    p.add_argument("--merge", nargs="*", default=[], help="more caches to read (e.g. of a --first-seed process)")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "reproduce_my_hpo.txt"))
     args = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -310,8 +312,17 @@ def main() -> None:
             fh.flush()
             if i % 20 == 0:
                 print(f"{i}/{len(todo)} runs, {time.perf_counter() - start:.0f}s", file=sys.stderr, flush=True)
+    for extra in args.merge:  # caches of other processes (--first-seed)
+        for line in Path(extra).read_text().splitlines():
+            row = json.loads(line)
+            results.setdefault(row["key"], row)
     wanted = {key_of(j) for j in jobs_for(args.seeds, args.datasets)}
-    text = report({k: v for k, v in results.items() if k in wanted}, args.datasets, args.seeds)
+    per_seed: dict[int, set] = {}
+    for key in wanted:
+        per_seed.setdefault(json.loads(key)[3], set()).add(key)
+    seeds = sorted(s for s, keys in per_seed.items() if keys <= set(results))  # seeds done everywhere
+    text = report({k: v for k, v in results.items() if k in wanted and json.loads(k)[3] in seeds}, args.datasets,
+                  seeds)
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text + "\n")
