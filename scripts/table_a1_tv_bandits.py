@@ -69,6 +69,12 @@ def ber_label(of: str) -> str:
     return f"TV-GP-UCB Ber(equal cost of {of})"
 
 
+def ber_rows(data: dict, label: str) -> list[str]:
+    """The Bernoulli-at-equal-cost row of CE row ``label``, shown under it with a short name."""
+    return [f"{'  Bernoulli at its cost':44s}" + line[len(ber_label(label)):]
+            for line in table_rows(data, [ber_label(label)], list(SHAPES), 44)]
+
+
 def uniform_regret(shape: str, horizon: int) -> float:
     """R_T/T of the uniformly random policy (a reference for how hard each reward function is)."""
     m = bandit_means(shape, np.arange(1, horizon + 1), horizon)
@@ -142,12 +148,12 @@ def report(data: dict, rounds: int) -> str:
         for kappa in KAPPAS:
             label = ce_label(kappa, eps)
             out += table_rows(data, [label], list(SHAPES), 44)
-            out += table_rows(data, [ber_label(label)], list(SHAPES), 44)
+            out += ber_rows(data, label)
     out += ["", "== 3. Appendix B read literally (ce_scale=variance) and fitted eps (Bernoulli at equal cost below each) ==",
             head, sub]
     for label, *_ in EXTRA:
         out += table_rows(data, [label], list(SHAPES), 44)
-        out += table_rows(data, [ber_label(label)], list(SHAPES), 44)
+        out += ber_rows(data, label)
     return "\n".join(out)
 
 
@@ -163,6 +169,21 @@ def verdicts(data: dict) -> str:
     lit = "CE (0.95, eps=.005) ce_scale=variance"
     lines.append("  with App. B's N(mu, sigma) read literally (variance in place of std), eps=.005: "
                  + "; ".join(f"{s} {rt(lit, s)}" for s in SHAPES))
+    ratios = []
+    for label in [ce_label(k, e) for e in EPSILONS for k in KAPPAS] + [label for label, *_ in EXTRA]:
+        for s in SHAPES:
+            ce, ber = data.get(f"{label}|{s}", []), data.get(f"{ber_label(label)}|{s}", [])
+            if ce and ber:
+                ratios.append((label, s, np.mean([r["R/T"] for r in ce]) / np.mean([r["R/T"] for r in ber])))
+    if ratios:
+        better = [r for r in ratios if r[2] < 1]
+        lines.append(f"CE beats Bernoulli queries at equal cost (same model and eps): in {len(better)}/{len(ratios)} "
+                     f"cells; CE/Bernoulli R_T/T median {np.median([r[2] for r in ratios]):.2f}, range "
+                     f"{min(r[2] for r in ratios):.2f}-{max(r[2] for r in ratios):.2f}")
+        worse = [f"{label} {s} {q:.2f}" for label, s, q in ratios if q >= 1]
+        if worse:
+            lines.append("  not in: " + "; ".join(worse))
+    lines.append("Baseline rows (EXP3.S ... GP-UCB): not comparable number for number - the reward functions are ours.")
     return "\n".join(lines)
 
 
