@@ -15,7 +15,7 @@ by default, a FIXED forgetting rate eps = 0.01 (the paper's App. C value). Secti
 
 Raw results go to scripts/results/table_a1_tv_bandits.json (resumable; rows are keyed by label).
 
-    python scripts/table_a1_tv_bandits.py --trials 10 --curve-trials 5 --equal-cost-trials 3 --workers 2
+    python scripts/table_a1_tv_bandits.py --trials 10 --curve-trials 3 --equal-cost-trials 2 --equal-cost-eps 0.01 --workers 2
     python scripts/table_a1_tv_bandits.py --print-only
 """
 from __future__ import annotations
@@ -193,6 +193,8 @@ def main() -> None:
     ap.add_argument("--curve-trials", type=int, default=5, help="trials of the kappa x eps curve (section 2)")
     ap.add_argument("--equal-cost-trials", type=int, default=0,
                     help="trials of the Bernoulli rows at CE's cost (0: as many as the CE row they match)")
+    ap.add_argument("--equal-cost-eps", type=float, nargs="*", default=list(EPSILONS),
+                    help="eps of the curve rows that get a Bernoulli row at equal cost (all by default)")
     ap.add_argument("--rounds", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--print-only", action="store_true")
@@ -216,10 +218,10 @@ def main() -> None:
         jobs += [(f"{ce_label(k, e)}|{s}", t, "ce_gp_ucb", {"kappa": k}, task[s], {**GP, "epsilon": e}, rounds)
                  for t in range(args.curve_trials) for s in SHAPES for e in EPSILONS for k in KAPPAS]
         run_jobs(jobs, data, path, args.workers)
-        ce_rows = [(ce_label(k, e), {**GP, "epsilon": e}) for e in EPSILONS for k in KAPPAS]
-        ber = equal_cost_jobs(data, ce_rows, args.equal_cost_trials or args.curve_trials, rounds)
-        ber += equal_cost_jobs(data, [(label, sur) for label, _, sur in EXTRA], args.equal_cost_trials or args.trials,
-                               rounds)
+        ce_rows = [(ce_label(k, e), {**GP, "epsilon": e}) for e in args.equal_cost_eps for k in KAPPAS]
+        ber = equal_cost_jobs(data, [(label, sur) for label, _, sur in EXTRA], args.equal_cost_trials or args.trials,
+                              rounds)
+        ber += equal_cost_jobs(data, ce_rows, args.equal_cost_trials or args.curve_trials, rounds)
         run_jobs(ber, data, path, args.workers)
     text = report(data, rounds) + "\n" + verdicts(data)
     print(text)
