@@ -170,13 +170,15 @@ def lambda_cells(g: dict, cols: list) -> list[str]:
     out = []
     for _, k in cols:
         lam = np.array([r["lambda"] for r in g.get(k, []) if not r["diverged"] and "lambda" in r]) if k else []
-        out.append(f"{np.mean(lam):.2f} ± {np.std(lam):.2f}" if len(lam) else "-")
+        out.append(f"{np.mean(lam):.3g} ± {np.std(lam):.2g}" if len(lam) else "-")
     return out
 
 
 def best_setting(groups: dict[tuple, list[dict]], method: str) -> tuple | None:
-    """Paper: report the best step size, i.e. lowest mean validation loss among never-diverging settings."""
-    cands = [(k, rows) for k, rows in groups.items() if k[0] == method and not any(r["diverged"] for r in rows)]
+    """Paper: report the best step size, i.e. lowest mean validation loss among never-diverging settings of its
+    grid; where every one diverges, hpoflow's 1/L defaults (the chosen setting is printed)."""
+    ok = [(k, rows) for k, rows in groups.items() if k[0] == method and not any(r["diverged"] for r in rows)]
+    cands = [(k, rows) for k, rows in ok if any(k[1])] or ok  # the paper's grid; else hpoflow's 1/L defaults
     if not cands:
         return None
     return min(cands, key=lambda kr: float(np.mean([r["val_loss"] for r in kr[1]])))[0]
@@ -226,7 +228,7 @@ def claims(results: dict[str, dict], datasets: list[str], seeds: list[int]) -> l
         paper = PAPER_TEST.get(ds)
         ref = f"; paper: SHO {paper[0]}, BT {paper[1]}, black-box {paper[2]}" if paper else ""
         lines.append(f"{ds}: MY-HPO (BT) {t_bt:.2f} vs SHO {t_sho:.2f} vs black-box {t_bb:.2f} -> {verdict} "
-                     f"({applies}; MY-HPO's final |λ - λ*| = {lam_gap:.2f}{ref})")
+                     f"({applies}; MY-HPO's final |λ - λ*| = {lam_gap:.3g}{ref})")
     return lines
 
 
@@ -270,7 +272,7 @@ def report(results: dict[str, dict], datasets: list[str], seeds: list[int]) -> s
         for k in order:
             rows = g[k]
             lam = np.array([r["lambda"] for r in rows if not r["diverged"] and "lambda" in r])
-            lam_s = f"{lam.mean():7.2f} ± {lam.std():5.2f}" if len(lam) else "-"
+            lam_s = f"{lam.mean():7.3g} ± {lam.std():5.2g}" if len(lam) else "-"
             if k[0] in BLACK_BOX:  # failed (diverged) evaluations are charged 0 by the loop but spent n_T
                 n_g = k[1][0] * n_t
                 note = f"  failed evals {sum(r['failed_evals'] for r in rows)}/{sum(r.get('evals', k[1][0]) for r in rows)}"
