@@ -258,6 +258,7 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         tags["direction"] = task.direction.value
         tags["regret_reference"] = ("optimum" if task.optimum is not None
                                     else "bound" if task.bound is not None else "none")
+        tags.update({f"task.{key}": f"{value:.8g}" for key, value in task.reference_values().items()})
         if checkpoint_path:
             tags["checkpoint"] = checkpoint_path
         experiment = s.tracking.experiment or tags["task"]

@@ -97,9 +97,9 @@ register(T, "tv_bandit", f"{_tv}:make_tv_bandit", TVBanditConfig,
 register(T, "online_digits", "hpoflow.tasks.online_hpo:make_online_digits", OnlineDigitsConfig,
          "online HPO: learning-rate multiplier of each k SGD steps on digits; reward = val-accuracy gain")
 register(T, "ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-         "bilevel ridge: least squares + e^λ||w||² (task.dataset=nir|digits_regression), minimise L_V")
+         "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V")
 register(T, "logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-         "bilevel logistic + e^λ||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")
+         "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")
 
 # GO-UCB (papers 003/004), its parametric surrogate, and the TuRBO baseline
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig  # noqa: E402

@@ -30,6 +30,14 @@ def require_bilevel(task: Task, algo: str) -> BilevelTask:
     return task
 
 
+def inverse_lipschitz(step: float, lipschitz: float) -> float:
+    """``step`` if the user set one (> 0), else ``1/lipschitz``: the gradient step that cannot overshoot on
+    an L-smooth objective (descent lemma), whatever the data's conditioning."""
+    if step > 0:
+        return step
+    return 1.0 / lipschitz if lipschitz > 0 and math.isfinite(lipschitz) else 0.0
+
+
 def backtrack(fn: Callable[[Tensor], Tensor], x: Tensor, direction: Tensor, step: float, shrink: float,
               armijo: float, max_halvings: int) -> tuple[float, int]:
     """Largest ``t = step * shrink^j`` with ``fn(x - t d) <= fn(x) - armijo t ||d||²`` (Beck, ch. 4).
@@ -80,6 +88,10 @@ class _BilevelAlgorithm(Algorithm):
         self.name = name
         self.task = require_bilevel(task, name)
 
+    def train_lipschitz(self, lam: Tensor | float) -> float:
+        """Largest Hessian eigenvalue of ``L_T(·, λ)``: the data curvature plus ``2 e^(λ+c)``."""
+        return self.task.curvature.train + 2.0 * float(self.task.penalty(lam))
+
     def _record(self, round: int, lam: Tensor, w: Tensor, cost: float, extra: dict[str, float]) -> Record:
         lam_f = float(lam)
         losses = self.task.losses(w)
@@ -106,13 +118,17 @@ class SHO(_BilevelAlgorithm):
         lam_hat = self.lam + c.sigma * torch.randn((), generator=self.generator, dtype=self.lam.dtype)
         phi = torch.stack([self.phi1, self.phi0]).requires_grad_(True)
         (g,) = torch.autograd.grad(task.train_loss(lam_hat * phi[0] + phi[1], lam_hat), phi)
+        # Hessian in (φ1, φ0) of L_T(λ̂φ1 + φ0) is [λ̂², λ̂; λ̂, 1] ⊗ H_w: largest eigenvalue (1 + λ̂²) L_T
+        a = inverse_lipschitz(c.alpha, (1 + float(lam_hat) ** 2) * self.train_lipschitz(lam_hat))
         with torch.no_grad():
-            self.phi1, self.phi0 = self.phi1 - c.alpha * g[0], self.phi0 - c.alpha * g[1]
+            self.phi1, self.phi0 = self.phi1 - a * g[0], self.phi0 - a * g[1]
         lam = self.lam.detach().requires_grad_(True)
         (g_lam,) = torch.autograd.grad(task.val_loss(lam * self.phi1 + self.phi0), lam)
-        self.lam = (self.lam - c.beta * g_lam).detach()
+        b = inverse_lipschitz(c.beta, task.curvature.val * float(torch.sum(self.phi1 * self.phi1)))
+        self.lam = (self.lam - b * g_lam).detach()
         w = self.lam * self.phi1 + self.phi0
-        return self._record(round, self.lam, w, 2.0, {"hypergrad": float(g_lam), "lambda_hat": float(lam_hat)})
+        return self._record(round, self.lam, w, 2.0, {"hypergrad": float(g_lam), "lambda_hat": float(lam_hat),
+                                                      "alpha_step": a, "beta_step": b})
 
     def state_dict(self) -> dict[str, Any]:
         return {"phi1": self.phi1, "phi0": self.phi0, "lam": self.lam, "rng": self.generator.get_state()}
@@ -129,12 +145,17 @@ class MYHPO(_BilevelAlgorithm):
     (so ``Λ^kφ = v``); a w-step on ``L_T(w, λ) + uᵀ(w - Λ^kφ) + ρ/2||w - Λ^kφ||²``; a λ-step on
     ``L_V(λφ1 + φ0) + uᵀ(w - λφ1 - φ0) + ρ/2||w - λφ1 - φ0||²``; then ``u += ρ(w - Λ^{k+1}φ)``.
     ``variant=backtracking`` halves each step until its objective decreases; ``variant=full``
-    (Algorithm 3) solves the three sub-problems to optimality by L-BFGS.
+    (Algorithm 3) solves the three sub-problems to optimality by L-BFGS. A step size of 0 (default)
+    is 1/L of that step's objective at the current iterate (``train_lipschitz``; ``(L_V + ρ)||φ1||²``
+    for λ).
 
     Since ``G_φ(λ') = (λ'/λ)(v - v̄) + v̄``, a λ-step rescales the centred weights; at a fixed point
     ``(v - v̄)ᵀ∇L_V(v) = 0``, which is λ* only when ``w*(λ)`` moves along ``v - v̄`` (tested on such a
     problem). The model's slope ``(v - v̄)/λ`` has the right sign (more penalty, smaller weights) only
-    for λ < 0, so from the paper's start λ = -1 the iterates approach but do not cross λ = 0.
+    for λ < 0, and λ = 0 is a singularity (``φ1 = (v - v̄)/λ`` blows up, the λ-step's curvature
+    ``||φ1||²`` with it), so from the paper's start λ = -1 the iterates approach but do not cross λ = 0:
+    MY-HPO finds λ* only where λ* < 0. Where it is not (e.g. ``task=ridge`` on NIR, λ* ≈ 3-5), it stalls
+    near 0; ``task.lambda_offset`` moves λ* (``task.lambda_star`` gives it exactly).
     """
 
     def __init__(self, config: MYHPOConfig, ctx: BuildContext) -> None:
@@ -179,7 +200,8 @@ class MYHPO(_BilevelAlgorithm):
         else:
             _, g_v = task.train_grad(self.v, lam_k)
             grads += 1
-            a, n = self._step_size(train_k, self.v, g_v, c.alpha)
+            lip_t = self.train_lipschitz(lam_k)
+            a, n = self._step_size(train_k, self.v, g_v, inverse_lipschitz(c.alpha, lip_t))
             fevals += n
             self.v = self.v - a * g_v
         self.phi0 = self.v.mean()
@@ -198,7 +220,8 @@ class MYHPO(_BilevelAlgorithm):
             else:  # Algorithm 1 as written: reuse ∇_v L_T from step 1
                 g_w = g_v
             d_w = g_w + self.u + c.rho * (self.w - target_k)
-            b, n = self._step_size(w_obj, self.w, d_w, c.beta)
+            lip_w = self.train_lipschitz(lam_k) + c.rho
+            b, n = self._step_size(w_obj, self.w, d_w, inverse_lipschitz(c.beta, lip_w))
             fevals += n
             self.w = (self.w - b * d_w).detach()
         # Step 3: λ on the MY-regularised validation loss
@@ -210,7 +233,8 @@ class MYHPO(_BilevelAlgorithm):
         else:
             _, g_lam = value_and_grad(lam_obj, lam_k)
             grads += 1
-            dlt, n = self._step_size(lam_obj, lam_k, g_lam, c.delta)
+            lip_lam = (task.curvature.val + c.rho) * float(torch.sum(self.phi1 * self.phi1))
+            dlt, n = self._step_size(lam_obj, lam_k, g_lam, inverse_lipschitz(c.delta, lip_lam))
             fevals += n
             lam_new = (lam_k - dlt * g_lam).detach()
         # Step 4: consensus

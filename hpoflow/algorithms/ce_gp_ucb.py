@@ -143,7 +143,7 @@ class TVGPUCB(AskTellAlgorithm):
         assert others is not None
         n_cmp = float(others[0].numel())
         if rule == "ce":
-            q, p = ce_rule(mean_t, var_t, *others, self.config.kappa)
+            q, p = ce_rule(mean_t, var_t, *others, self.config.kappa, self.config.ce_scale)
             return q, {"ce_min_prob": p, "n_compared": n_cmp}
         q, gap = lcb_ucb_rule(mean_t, var_t, *others, beta)
         return q, {"ucb_lcb_gap": gap if math.isfinite(gap) else -1.0, "n_compared": n_cmp}

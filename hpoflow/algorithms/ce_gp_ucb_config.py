@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from hpoflow.algorithms.configs import OptimizerConfig
 
 QUERY_RULES = ("always", "bernoulli", "ce", "lcb_ucb")
+CE_SCALES = ("std", "variance")  # scale of the beliefs in the CE probability (hpoflow.algorithms.query)
 COMPARE = ("auto", "arms", "local_optima")
 
 
@@ -35,6 +36,9 @@ class TVUCBConfig:
         the best-UCB start (continuous) or candidate (finite) outside it is compared instead, so the rule
         never skips for lack of a competitor. ``auto``: arms for the identity kernel.
     reset_every: rounds between resets of the model (r_gp_ucb: -1 = ceil(12 eps^{-1/4}), 0 = never).
+    ce_scale: the scale of the beliefs ŷ(x) in the CE probability Φ((μ_t - μ)/sqrt(s_t² + s²)): ``std``
+        (s = posterior standard deviation, the main text's ŷ ~ N(μ̃, σ̃²)) or ``variance`` (s = posterior
+        variance: Appendix B's N(μ̃, σ̃) read literally; narrower beliefs below unit variance, fewer queries).
     """
 
     name: str = "tv_gp_ucb"
@@ -49,6 +53,7 @@ class TVUCBConfig:
     bandwidth: float = 0.2
     slope_tol: float = 0.5          # UCB slope (per unit of the cube) below which a local ascent stops
     reset_every: int = 0
+    ce_scale: str = "std"           # std (main text) | variance (App. B read literally)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
@@ -65,6 +70,8 @@ class TVUCBConfig:
             raise ValueError(f"algo.n_starts={self.n_starts} must be >= 1")
         if self.bandwidth <= 0 or self.slope_tol < 0:
             raise ValueError(f"algo.bandwidth={self.bandwidth} must be > 0 and algo.slope_tol={self.slope_tol} >= 0")
+        if self.ce_scale not in CE_SCALES:
+            raise ValueError(f"algo.ce_scale='{self.ce_scale}' is unknown; allowed: {', '.join(CE_SCALES)}")
         if self.reset_every < -1:
             raise ValueError(f"algo.reset_every={self.reset_every} must be -1 (auto), 0 (never) or a period >= 1")
 

@@ -14,21 +14,36 @@ import torch
 from scipy.optimize import minimize
 from torch import Tensor
 
+from hpoflow.algorithms.ce_gp_ucb_config import CE_SCALES
+
 _SQRT2 = math.sqrt(2.0)
 
 
-def ce_probability(mean_t: Tensor | float, var_t: Tensor | float, mean: Tensor, var: Tensor) -> Tensor:
-    """P(y(x_t) > y(x)) for independent Gaussian beliefs: Phi((mu_t - mu) / sqrt(var_t + var)) (App. B)."""
+def ce_probability(mean_t: Tensor | float, var_t: Tensor | float, mean: Tensor, var: Tensor,
+                   scale: str = "std") -> Tensor:
+    """P(ŷ(x_t) > ŷ(x)) for independent Gaussian beliefs ŷ(x) ~ N(μ(x), s(x)²): Φ((μ_t - μ) / sqrt(s_t² + s²)).
+
+    ``scale="std"`` (main text, §3.2: ŷ ~ N(μ̃, σ̃²)): s = σ̃, the posterior standard deviation.
+    ``scale="variance"`` (App. B read literally: ŷ ~ N(μ̃, σ̃), so its σ̃ is the main text's σ̃², and eq. 3
+    then takes sqrt(σ̃_t² + σ̃²)): s = σ̃², the posterior variance in the place of the standard deviation.
+    Below unit variance this narrows the beliefs, so the rule is more confident and queries less.
+    ``var_t`` / ``var`` are posterior variances in both cases.
+    """
+    if scale not in CE_SCALES:
+        raise ValueError(f"algo.ce_scale='{scale}' is unknown; allowed: {', '.join(CE_SCALES)}")
     mean_t, var_t = torch.as_tensor(mean_t, dtype=mean.dtype), torch.as_tensor(var_t, dtype=mean.dtype)
+    if scale == "variance":
+        var_t, var = var_t * var_t, var * var
     z = (mean_t - mean) / torch.sqrt((var_t + var).clamp_min(1e-24))
     return 0.5 * torch.erfc(-z / _SQRT2)
 
 
-def ce_rule(mean_t: float, var_t: float, mean: Tensor, var: Tensor, kappa: float) -> tuple[bool, float]:
-    """Query iff some compared x has P(y(x_t) > y(x)) < kappa; returns (query, smallest probability)."""
+def ce_rule(mean_t: float, var_t: float, mean: Tensor, var: Tensor, kappa: float,
+            scale: str = "std") -> tuple[bool, float]:
+    """Query iff some compared x has P(ŷ(x_t) > ŷ(x)) < kappa; returns (query, smallest probability)."""
     if mean.numel() == 0:
         return False, 1.0
-    p = float(ce_probability(mean_t, var_t, mean, var).min())
+    p = float(ce_probability(mean_t, var_t, mean, var, scale).min())
     return p < kappa, p
 
 

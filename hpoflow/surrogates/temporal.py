@@ -10,7 +10,8 @@ to the Cholesky factor (O(n^2)). For a fixed candidate set (finite or quantised 
 ``V = L^{-1} K~(X, C)`` at the time of the last observation: since every cross-covariance shrinks by the
 same factor a^{dt} as time passes, the posterior over all m candidates at any later round is an O(m)
 rescaling, and a new observation adds one row to V in O(nm). A 500-round run therefore does no cubic
-work at all unless ``fit=epsilon`` asks for periodic maximum-likelihood refits of eps.
+work at all unless ``fit=epsilon`` asks for periodic maximum-likelihood refits of eps (over
+[epsilon_min, 0.5], at the first observation at least ``refit_every`` rounds after the last fit).
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ class TemporalGP:
         self.h = torch.empty(0, dtype=self.dtype, device=self.device)
         self.L = torch.empty(0, 0, dtype=self.dtype, device=self.device)
         self.w = torch.empty(0, dtype=self.dtype, device=self.device)  # L^{-1} (y - prior_mean)
-        self._since_fit = 0
+        self._fit_time = -math.inf  # round of the last eps fit: the next observation refits
         self._reset_cache()
 
     @property
@@ -141,7 +142,7 @@ class TemporalGP:
             raise ValueError("observation times must be non-decreasing")
         if self.fit_epsilon and n >= 3:
             self._fit_epsilon()
-        self._since_fit = 0
+            self._fit_time = float(self.h[-1])
         self._factorise()
 
     def update(self, x: Tensor, y: Tensor, t: float | None = None) -> None:
@@ -157,8 +158,7 @@ class TemporalGP:
         last = self.last_time
         if last is not None and t < last:
             raise ValueError(f"observation at round {t} is older than the last one ({last})")
-        self._since_fit += 1
-        if self.fit_epsilon and self._since_fit >= self.config.refit_every:
+        if self.fit_epsilon and t - self._fit_time >= self.config.refit_every:
             self.fit(torch.cat([self.X, x]), torch.cat([self.y, torch.tensor([y], dtype=self.dtype)]),
                      torch.cat([self.h, torch.tensor([t], dtype=self.dtype)]))
             return
@@ -191,8 +191,9 @@ class TemporalGP:
             return float(0.5 * (z * z).sum() + torch.log(torch.diagonal(L)).sum())
 
     def _fit_epsilon(self) -> None:
-        """Type-II maximum likelihood over log10(eps) in [-4, log10(0.5)] (bounded Brent, ~20 evaluations)."""
-        res = minimize_scalar(lambda u: self.negative_log_likelihood(10.0**u), bounds=(-4.0, math.log10(0.5)),
+        """Type-II maximum likelihood over log10(eps) in [log10(epsilon_min), log10(0.5)] (bounded Brent)."""
+        res = minimize_scalar(lambda u: self.negative_log_likelihood(10.0**u),
+                              bounds=(math.log10(self.config.epsilon_min), math.log10(0.5)),
                               method="bounded", options={"xatol": 1e-2})
         if np.isfinite(res.fun):
             self.epsilon = float(10.0**res.x)

@@ -12,6 +12,11 @@ class TemporalGPConfig:
 
     Outputs are not standardised: the model is a zero-mean (or ``prior_mean``) GP with signal
     variance ``outputscale`` and Gaussian noise variance ``noise``, as in the paper's setting.
+
+    ``fit=epsilon`` with a cost-efficient query rule can deadlock: on a stretch where f barely moves the
+    ML eps goes to its lower bound, the model then believes f static and stops querying, and a refit that
+    waits for new observations never comes. Two guards: eps never goes below ``epsilon_min`` (so a skipped
+    round still adds uncertainty and queries resume), and refits are scheduled in rounds, not observations.
     """
 
     name: str = "tv_gp"
@@ -22,7 +27,8 @@ class TemporalGPConfig:
     prior_mean: float = 0.0
     epsilon: float = 0.03       # forgetting rate in [0, 1)
     fit: str = "fixed"          # fixed | epsilon (maximum marginal likelihood over epsilon, then O(n^3) refit)
-    refit_every: int = 25       # with fit=epsilon: refit epsilon every k observations (incremental in between)
+    refit_every: int = 25       # with fit=epsilon: refit at the first observation >= k rounds after the last fit
+    epsilon_min: float = 1e-3   # with fit=epsilon: floor of the fitted epsilon (keeps uncertainty growing)
 
     def __post_init__(self) -> None:
         if self.kernel not in SPACE_KERNELS:
@@ -34,5 +40,7 @@ class TemporalGPConfig:
             raise ValueError(f"surrogate.epsilon={self.epsilon} must be in [0, 1)")
         if self.fit not in ("fixed", "epsilon"):
             raise ValueError(f"surrogate.fit='{self.fit}' is unknown; allowed: fixed, epsilon")
+        if not 0 < self.epsilon_min < 0.5:
+            raise ValueError(f"surrogate.epsilon_min={self.epsilon_min} must be in (0, 0.5)")
         if self.refit_every < 1:
             raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 1")

@@ -46,6 +46,11 @@ class Task(ABC):
         """f* if known, else the bound, for run-time regret."""
         return self.optimum if self.optimum is not None else self.bound
 
+    def reference_values(self) -> dict[str, float]:
+        """Known reference numbers of this task instance (e.g. an exact optimum), recorded as run tags
+        ``task.<key>``. Default: none."""
+        return {}
+
     def close(self) -> None:
         """Release resources (files, pools). Default: nothing."""
 

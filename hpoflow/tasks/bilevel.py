@@ -1,7 +1,12 @@
 """Differentiable bilevel HPO tasks of paper 001: ``min_λ L_V(w*(λ))``, ``w*(λ) = argmin_w L_T(w, λ)``.
 
-- ``ridge``:  ``L_T = 1/(2N_T) Σ (y - wᵀx)² + e^λ ||w||²``, ``L_V = 1/(2N_V) Σ (y - wᵀx)²``
-- ``logreg``: ``L_T = 1/N_T Σ log(1 + exp(-y wᵀx)) + e^λ ||w||²``, ``L_V`` the plain logistic loss.
+- ``ridge``:  ``L_T = 1/(2N_T) Σ (y - wᵀx)² + e^(λ+c) ||w||²``, ``L_V = 1/(2N_V) Σ (y - wᵀx)²``
+- ``logreg``: ``L_T = 1/N_T Σ log(1 + exp(-y wᵀx)) + e^(λ+c) ||w||²``, ``L_V`` the plain logistic loss.
+
+``c = lambda_offset`` (0 in the paper) scales the penalty. The task knows its exact optimum λ* =
+argmin_λ L_V(w*(λ)) over [lambda_low, lambda_high] (:meth:`BilevelTask.lambda_star`: closed-form w*(λ)
+for ridge, L-BFGS solves on a dense grid for logreg) and the largest eigenvalues of the data-fit
+Hessians (:attr:`BilevelTask.curvature`), from which the gradient algorithms derive their step sizes.
 
 Gradient algorithms (``sho``, ``my_hpo``) use the torch losses directly. For black-box algorithms the
 task is also a plain 1-d Task over λ ∈ [lambda_low, lambda_high]: ``evaluate`` trains w by ``n_T``
@@ -11,8 +16,11 @@ every method can be given the same number of gradient computations.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -24,6 +32,30 @@ from hpoflow.tasks.bilevel_config import BilevelConfig
 from hpoflow.tasks.datasets import Split, load_split
 
 LAMBDA = "log_lambda"
+RIDGE_GRID = 3001     # λ grid points of the closed-form ridge path (then refined by bounded Brent)
+LOGREG_STEP = 0.05    # λ spacing of the logreg grid of exact (L-BFGS) solutions
+
+
+@dataclass(frozen=True)
+class LambdaStar:
+    """The exact optimum of the outer problem over the task's λ range, and the losses of w*(λ*)."""
+
+    lam: float
+    val_loss: float
+    test_loss: float
+    train_loss: float
+    resolution: float  # ± on lam (grid spacing for logreg, Brent tolerance for ridge)
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """Largest Hessian eigenvalues of the data-fit losses (w-independent; an upper bound for logreg).
+
+    The training loss' Hessian adds ``2 e^(λ+c)`` for the penalty.
+    """
+
+    train: float
+    val: float
 
 
 class BilevelTask(Task):
@@ -34,7 +66,7 @@ class BilevelTask(Task):
 
     def __init__(self, loss: str, split: Split, dataset: str = "custom", inner_steps: int = 2500,
                  inner_lr: float = 1e-3, lambda_low: float = -10.0, lambda_high: float = 5.0,
-                 dtype: torch.dtype = torch.float64) -> None:
+                 dtype: torch.dtype = torch.float64, lambda_offset: float = 0.0) -> None:
         if loss not in ("ridge", "logreg"):
             raise ValueError(f"task.name='{loss}' is unknown for a bilevel task; allowed: ridge, logreg")
         if loss == "logreg" and split.kind != "classification":
@@ -45,7 +77,8 @@ class BilevelTask(Task):
             raise ValueError(f"task.inner_steps={inner_steps} must be >= 1 and task.inner_lr={inner_lr} > 0")
         self.name, self.loss, self.dataset = loss, loss, dataset
         self.space = SearchSpace.of(Float(LAMBDA, lambda_low, lambda_high))
-        self.inner_steps, self.inner_lr = inner_steps, inner_lr
+        self.inner_steps, self.inner_lr, self.lambda_offset = inner_steps, inner_lr, float(lambda_offset)
+        self.lambda_low, self.lambda_high = float(lambda_low), float(lambda_high)
 
         def t(a: Any) -> Tensor:
             return torch.as_tensor(a, dtype=dtype)
@@ -63,10 +96,13 @@ class BilevelTask(Task):
             return 0.5 * torch.mean((y - z) ** 2)
         return torch.mean(F.softplus(-y * z))
 
+    def penalty(self, lam: Tensor | float) -> Tensor:
+        """The penalty weight ``e^(λ + lambda_offset)``."""
+        return torch.exp(torch.as_tensor(lam, dtype=self.dtype) + self.lambda_offset)
+
     def train_loss(self, w: Tensor, lam: Tensor | float) -> Tensor:
-        """``L_T(w, λ)``: training data fit plus ``e^λ ||w||²``."""
-        lam = torch.as_tensor(lam, dtype=w.dtype)
-        return self.data_loss(w, self.X_train, self.y_train) + torch.exp(lam) * torch.sum(w * w)
+        """``L_T(w, λ)``: training data fit plus ``e^(λ+c) ||w||²``."""
+        return self.data_loss(w, self.X_train, self.y_train) + self.penalty(lam) * torch.sum(w * w)
 
     def train_fit(self, w: Tensor) -> Tensor:
         """Training data-fit loss without the penalty (what the tables report as train loss)."""
@@ -96,6 +132,81 @@ class BilevelTask(Task):
         (grad,) = torch.autograd.grad(value, w)
         return value.detach(), grad
 
+    # -- conditioning and the exact optimum ----------------------------------------------------------
+    @cached_property
+    def curvature(self) -> Curvature:
+        """``σ_max(X)² / N`` per split (ridge), a quarter of it for logreg (the logistic loss' sup)."""
+        scale = 1.0 if self.loss == "ridge" else 0.25
+
+        def top(X: Tensor) -> float:
+            return scale * float(torch.linalg.matrix_norm(X, ord=2)) ** 2 / X.shape[0]
+
+        return Curvature(top(self.X_train), top(self.X_val))
+
+    def exact_fit(self, lam: float) -> Tensor:
+        """w*(λ) = argmin_w L_T(w, λ): closed form for ridge, L-BFGS to tight tolerance for logreg."""
+        if self.loss == "ridge":
+            return self._ridge_path(np.array([lam]))[0]
+        return torch.as_tensor(self._logreg_path(np.array([lam]))[0], dtype=self.dtype)
+
+    def _ridge_path(self, lams: np.ndarray) -> Tensor:
+        """w*(λ) for each λ (``G x d``): ``V diag(s / (s² + 2N e^(λ+c))) Uᵀ y`` from one SVD of X_train."""
+        U, S, Vh = torch.linalg.svd(self.X_train, full_matrices=False)
+        n = self.X_train.shape[0]
+        p = torch.exp(torch.as_tensor(lams, dtype=self.dtype) + self.lambda_offset)
+        coef = (S / (S**2 + 2 * n * p[:, None])) * (U.T @ self.y_train)  # G x r
+        return coef @ Vh
+
+    def _logreg_path(self, lams: np.ndarray) -> np.ndarray:
+        """w*(λ) for each λ (``G x d``), L-BFGS (scipy) warm-started from the next larger λ."""
+        from scipy.optimize import minimize
+        from scipy.special import expit
+
+        X, y = self.X_train.numpy(), self.y_train.numpy()
+        n = X.shape[0]
+        out, w = np.zeros((len(lams), X.shape[1])), np.zeros(X.shape[1])
+        for i in np.argsort(-lams):
+            p = math.exp(float(lams[i]) + self.lambda_offset)
+
+            def f(w: np.ndarray, p: float = p) -> tuple[float, np.ndarray]:
+                m = y * (X @ w)
+                return (float(np.mean(np.logaddexp(0.0, -m)) + p * w @ w),
+                        -X.T @ (y * expit(-m)) / n + 2 * p * w)
+
+            w = minimize(f, w, jac=True, method="L-BFGS-B",
+                         options={"gtol": 1e-10, "ftol": 0.0, "maxiter": 20_000}).x
+            out[i] = w
+        return out
+
+    @cached_property
+    def lambda_star(self) -> LambdaStar:
+        """argmin over [lambda_low, lambda_high] of L_V(w*(λ)): the exact optimum of this split."""
+        lo, hi = self.lambda_low, self.lambda_high
+        if self.loss == "ridge":
+            from scipy.optimize import minimize_scalar
+
+            grid = np.linspace(lo, hi, RIDGE_GRID)
+            vals = [float(self.val_loss(w)) for w in self._ridge_path(grid)]
+            i, step = int(np.argmin(vals)), (hi - lo) / (RIDGE_GRID - 1)
+            res = minimize_scalar(lambda g: float(self.val_loss(self._ridge_path(np.array([g]))[0])),
+                                  bounds=(max(lo, grid[i] - step), min(hi, grid[i] + step)), method="bounded",
+                                  options={"xatol": 1e-6})
+            lam, resolution = (float(res.x), 1e-6) if res.fun <= vals[i] else (float(grid[i]), step)
+            w = self.exact_fit(lam)
+        else:
+            grid = np.arange(lo, hi + 0.5 * LOGREG_STEP, LOGREG_STEP)
+            W = torch.as_tensor(self._logreg_path(grid), dtype=self.dtype)
+            i = int(np.argmin([float(self.val_loss(w)) for w in W]))
+            lam, resolution, w = float(grid[i]), LOGREG_STEP / 2, W[i]
+        losses = self.losses(w)
+        return LambdaStar(lam, losses["val_loss"], losses["test_loss"], losses["train_loss"], resolution)
+
+    def reference_values(self) -> dict[str, float]:
+        """λ* and the losses of w*(λ*), recorded with each run (tags ``task.lambda_star`` etc.)."""
+        ls = self.lambda_star
+        return {"lambda_star": ls.lam, "val_loss_at_lambda_star": ls.val_loss,
+                "test_loss_at_lambda_star": ls.test_loss, "curvature_train": self.curvature.train}
+
     # -- black-box interface ---------------------------------------------------------------------
     def fit(self, lam: float, steps: int | None = None, lr: float | None = None) -> Tensor:
         """w after ``steps`` gradient-descent steps of rate ``lr`` on ``L_T(·, λ)`` from ``init_w``."""
@@ -116,8 +227,10 @@ class BilevelTask(Task):
 
 
 def make_bilevel(name: str = "ridge", dataset: str = "nir", inner_steps: int = 0, inner_lr: float = 0.0,
-                 lambda_low: float = -10.0, lambda_high: float = 5.0, seed: int = 0, **_: object) -> BilevelTask:
+                 lambda_low: float = -10.0, lambda_high: float = 5.0, lambda_offset: float = 0.0,
+                 features: str = "standardised", seed: int = 0, **_: object) -> BilevelTask:
     """Registry factory for ``ridge`` and ``logreg`` (``task.dataset`` picks the data)."""
-    cfg = BilevelConfig(name, dataset, inner_steps, inner_lr, lambda_low, lambda_high)
+    cfg = BilevelConfig(name, dataset, inner_steps, inner_lr, lambda_low, lambda_high, lambda_offset, features)
     steps, lr = cfg.resolved_inner
-    return BilevelTask(name, load_split(dataset, seed), dataset, steps, lr, lambda_low, lambda_high)
+    return BilevelTask(name, load_split(dataset, seed, features), dataset, steps, lr, lambda_low, lambda_high,
+                       lambda_offset=lambda_offset)

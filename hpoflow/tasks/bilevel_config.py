@@ -1,9 +1,11 @@
 """Config of the differentiable bilevel tasks ``ridge`` and ``logreg`` (no torch import)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 DATASETS = ("nir", "digits_regression", "digits_01", "digits_38")
+FEATURES = ("standardised", "centred", "raw")  # X preprocessing of hpoflow.tasks.datasets.load_split
 
 # Paper 001, Appendix D: black-box inner training n_T and step alpha_train per dataset.
 PAPER_INNER = {"nir": (2500, 1e-3), "digits_regression": (3000, 1e-3), "digits_01": (500, 0.5),
@@ -12,10 +14,13 @@ PAPER_INNER = {"nir": (2500, 1e-3), "digits_regression": (3000, 1e-3), "digits_0
 
 @dataclass(frozen=True)
 class BilevelConfig:
-    """``L_T(w, λ) = loss_train(w) + e^λ ||w||²``, ``L_V = loss_val(w)``; one hyperparameter λ ∈ [low, high].
+    """``L_T(w, λ) = loss_train(w) + e^(λ + lambda_offset) ||w||²``, ``L_V = loss_val(w)``; λ ∈ [low, high].
 
     ``inner_steps``/``inner_lr`` are what a black-box ``evaluate`` spends training w at a given λ
     (gradient descent from w = 0); 0 means the paper's value for the dataset (Appendix D).
+    ``lambda_offset`` scales the penalty by e^offset, which moves the optimum to λ* - offset (e.g. below
+    0, where MY-HPO's hypernetwork model has the right slope); ``features`` preprocesses X
+    (standardised | centred | raw).
     """
 
     name: str = "ridge"
@@ -24,6 +29,8 @@ class BilevelConfig:
     inner_lr: float = 0.0
     lambda_low: float = -10.0
     lambda_high: float = 5.0
+    lambda_offset: float = 0.0       # penalty e^(λ + offset) ||w||²: shifts λ* by -offset
+    features: str = "standardised"   # standardised | centred | raw
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -32,6 +39,10 @@ class BilevelConfig:
             raise ValueError(f"task.inner_steps={self.inner_steps} must be >= 0 (0: paper value)")
         if self.inner_lr < 0:
             raise ValueError(f"task.inner_lr={self.inner_lr} must be >= 0 (0: paper value)")
+        if self.features not in FEATURES:
+            raise ValueError(f"task.features='{self.features}' is unknown; allowed: {', '.join(FEATURES)}")
+        if not math.isfinite(self.lambda_offset):
+            raise ValueError(f"task.lambda_offset={self.lambda_offset} must be finite")
         if not self.lambda_low < self.lambda_high:
             raise ValueError(f"task.lambda_low={self.lambda_low} must be < task.lambda_high={self.lambda_high}")
 

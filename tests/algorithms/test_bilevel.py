@@ -165,7 +165,75 @@ def test_non_differentiable_task_is_refused(cls, config):
 def test_config_validation():
     with pytest.raises(ValueError, match="algo.variant='fast' is unknown"):
         MYHPOConfig(variant="fast")
-    with pytest.raises(ValueError, match="algo.alpha=0"):
-        SHOConfig(alpha=0)
+    with pytest.raises(ValueError, match=r"algo.alpha=-1 must be >= 0 \(0: 1/L"):
+        SHOConfig(alpha=-1)
     with pytest.raises(ValueError, match="algo.init_lambda=0"):
         MYHPOConfig(init_lambda=0)
+
+
+def _hessian_top(fn, x: torch.Tensor) -> float:
+    """Largest eigenvalue of the autograd Hessian of ``fn`` at ``x``."""
+    return float(torch.linalg.eigvalsh(torch.autograd.functional.hessian(fn, x)).max())
+
+
+def test_default_steps_are_one_over_the_hessian_top_eigenvalue_of_each_step():
+    from hpoflow.tasks.bilevel import make_bilevel
+
+    task = make_bilevel("ridge", "nir", seed=0)
+    sho = SHO(SHOConfig(sigma=0.0), _ctx(task))
+    for k in range(1, 4):
+        rec = sho.step(k)
+    lam = float(rec.metrics["lambda_hat"])
+
+    def on_phi(phi):  # the φ-step's objective L_T(λ̂ φ1 + φ0, λ̂) in the stacked (φ1, φ0)
+        return task.train_loss(lam * phi[: task.dim] + phi[task.dim:], lam)
+
+    top = _hessian_top(on_phi, torch.cat([sho.phi1, sho.phi0]))
+    assert rec.metrics["alpha_step"] == pytest.approx(1 / top, rel=1e-6)
+    my = MYHPO(MYHPOConfig(variant="constant"), _ctx(task))
+    for k in range(1, 4):
+        lam_k = float(my.lam)
+        rec = my.step(k)
+    top_v = _hessian_top(lambda v: task.train_loss(v, lam_k), my.v)
+    assert rec.metrics["alpha_step"] == pytest.approx(1 / top_v, rel=1e-6)
+    assert rec.metrics["beta_step"] == pytest.approx(1 / (top_v + 1.0), rel=1e-6)  # + rho
+    top_lam = _hessian_top(lambda lam_: my._lambda_objective(my.w)(lam_.reshape(())), my.lam.reshape(1))
+    bound = (task.curvature.val + 1.0) * float(my.phi1 @ my.phi1)  # bounds φ1ᵀH_Vφ1 + ρ||φ1||² = top_lam
+    assert rec.metrics["delta_step"] == pytest.approx(1 / bound) and bound >= top_lam
+
+
+@pytest.mark.parametrize("dataset,loss", [("nir", "ridge"), ("digits_regression", "ridge"),
+                                          ("digits_01", "logreg"), ("digits_38", "logreg")])
+def test_sho_and_constant_my_hpo_run_at_their_defaults_on_every_dataset(dataset, loss):
+    from hpoflow.tasks.bilevel import make_bilevel
+
+    task = make_bilevel(loss, dataset, seed=0)
+    lam0 = -1.0
+    for algo in (SHO(SHOConfig(), _ctx(task)), MYHPO(MYHPOConfig(variant="constant"), _ctx(task))):
+        for k in range(1, 41):
+            rec = algo.step(k)  # raises FloatingPointError on divergence
+        assert rec.value < float(task.val_loss(task.init_w())) and rec.metrics["lambda"] != lam0
+    if dataset == "nir":  # the paper's fixed α = 0.01 exceeds 2/L here (L ≈ 420): it diverges
+        assert 0.01 > 2 / ((1 + lam0**2) * (task.curvature.train + 2 * math.exp(lam0)))
+        with pytest.raises(FloatingPointError, match="sho diverged"):
+            algo = SHO(SHOConfig(alpha=0.01, beta=0.01), _ctx(task))
+            for k in range(1, 41):
+                algo.step(k)
+
+
+def test_my_hpo_reaches_lambda_star_once_the_offset_moves_it_below_zero():
+    """NIR seed 0: λ* ≈ 4.2 > 0, where the hypernetwork's slope (v - v̄)/λ has the wrong sign, so MY-HPO
+    stalls at the singularity λ = 0; the same problem shifted by offset 8 (λ* ≈ -3.8) is solved."""
+    from hpoflow.tasks.bilevel import make_bilevel
+
+    for offset, reaches in ((0.0, False), (8.0, True)):
+        task = make_bilevel("ridge", "nir", seed=0, lambda_offset=offset)
+        algo = MYHPO(MYHPOConfig(variant="backtracking", alpha=0.005, beta=0.01, delta=0.5), _ctx(task))
+        for k in range(1, 401):
+            rec = algo.step(k)
+        star = task.lambda_star
+        assert (star.lam < 0) is reaches
+        if reaches:
+            assert rec.value == pytest.approx(star.val_loss, rel=0.05)
+        else:
+            assert abs(rec.metrics["lambda"]) < 0.05 and rec.value > 1.2 * star.val_loss

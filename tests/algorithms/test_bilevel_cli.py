@@ -10,7 +10,9 @@ SMALL = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=20")
 
 
 def test_sho_and_gp_ei_run_on_ridge_and_log_per_iteration_metrics(run_cli, store):
-    run_cli("algo=sho", *SMALL, "budget.rounds=6", f"tracking.uri={store}")
+    # SHO at its defaults on the ill-conditioned NIR data (L ≈ 420): the paper's fixed α = 0.01 diverged at
+    # iteration 5 there; the default step is 1/L
+    run_cli("algo=sho", "task=ridge", "budget.rounds=6", f"tracking.uri={store}")
     run_cli("algo=gp_ei", *SMALL, "budget.rounds=3", f"tracking.uri={store}")
     runs = {r.data.tags["algo"]: r for r in mlflow_runs(store, "ridge")}
     assert set(runs) == {"sho", "gp_ei"} and all(r.info.status == "FINISHED" for r in runs.values())
@@ -21,6 +23,13 @@ def test_sho_and_gp_ei_run_on_ridge_and_log_per_iteration_metrics(run_cli, store
     history = MlflowClient(tracking_uri=store).get_metric_history(sho.info.run_id, "lambda")
     assert [m.step for m in history] == list(range(1, 7))
     assert runs["gp_ei"].data.metrics["query_cost"] == 60  # 3 evaluations x 20 gradient steps
+    from hpoflow.tasks.bilevel import make_bilevel
+
+    assert sho.data.metrics["alpha_step"] < 2 / 420
+    for algo, dataset in (("sho", "nir"), ("gp_ei", "digits_regression")):  # each split's exact optimum
+        star = make_bilevel("ridge", dataset, seed=0).lambda_star
+        assert float(runs[algo].data.tags["task.lambda_star"]) == pytest.approx(star.lam, abs=1e-6)
+        assert float(runs[algo].data.tags["task.val_loss_at_lambda_star"]) == pytest.approx(star.val_loss, rel=1e-6)
 
 
 def test_every_my_hpo_variant_runs_and_logs_residuals_and_steps(run_cli, store):

@@ -1,8 +1,10 @@
 """TV-GP-UCB / R-GP-UCB / CE-GP-UCB through the common loop, and the CLI."""
 from __future__ import annotations
 
+import math
 from functools import partial
 
+import numpy as np
 import pytest
 import torch
 from mlflow.tracking import MlflowClient
@@ -10,8 +12,11 @@ from mlflow.tracking import MlflowClient
 from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.loop import Budget, run
+from hpoflow.records import Direction, Evaluation
+from hpoflow.space import Categorical, SearchSpace
 from hpoflow.surrogates.temporal import build
 from hpoflow.surrogates.temporal_config import TemporalGPConfig
+from hpoflow.tasks.base import Task
 from hpoflow.tasks.time_varying import TVSynthetic
 from tests.conftest import mlflow_runs
 
@@ -85,8 +90,14 @@ def test_config_errors_name_the_key():
 
 def test_cli_runs_every_gp_rule_and_logs_skipped_rounds(run_cli, store):
     run_cli("-m", "algo=tv_gp_ucb,r_gp_ucb,ce_gp_ucb", "surrogate=tv_gp", "task=tv_synthetic", "task.n_points=100",
-            "budget.rounds=8", f"tracking.uri={store}", "tracking.artifacts=false")
+            "budget.rounds=8", "surrogate.fit=epsilon", "surrogate.epsilon_min=0.002",
+            f"tracking.uri={store}", "tracking.artifacts=false")
+    run_cli("algo=ce_gp_ucb", "algo.ce_scale=variance", "surrogate=tv_gp", "task=tv_synthetic", "task.n_points=100",
+            "budget.rounds=4", f"tracking.uri={store}", "tracking.experiment=ce_scale", "tracking.artifacts=false")
+    (literal,) = mlflow_runs(store, "ce_scale")
+    assert literal.info.status == "FINISHED" and literal.data.params["algo.ce_scale"] == "variance"
     runs = mlflow_runs(store, "tv_synthetic")
+    assert {r.data.params["surrogate.epsilon_min"] for r in runs} == {"0.002"}
     assert sorted(r.data.tags["algo"] for r in runs) == ["ce_gp_ucb", "r_gp_ucb", "tv_gp_ucb"]
     client = MlflowClient(tracking_uri=store)
     for r in runs:
@@ -115,3 +126,46 @@ def test_ce_queries_an_unexplored_x_t_after_one_bad_observation():
     s = algo.ask(2)
     assert float(s.x[0]) > 0.5 and s.info["sigma"] > 0.9
     assert s.info["n_compared"] >= 1 and abs(s.info["ce_min_prob"] - 0.5) < 0.05 and s.observe
+
+
+class _SwitchingArms(Task):
+    """Three arms, static means (0.8, 0.5, 0.2) until ``change``, then reversed; maximise."""
+
+    name, direction = "switching_arms", Direction.MAXIMIZE
+
+    def __init__(self, change: int, seed: int) -> None:
+        self.space = SearchSpace.of(Categorical("arm", (0, 1, 2)))
+        self.candidates = torch.stack([self.space.encode({"arm": a}) for a in range(3)])
+        self.change, self.rng = change, np.random.default_rng(seed)
+
+    def evaluate(self, config, *, round, observe=True):
+        means = np.array([0.8, 0.5, 0.2]) if round <= self.change else np.array([0.2, 0.5, 0.8])
+        true, best = float(means[int(config["arm"])]), float(means.max())
+        if not observe:
+            return Evaluation(value=math.nan, true_value=true, cost=0.0, optimum=best)
+        return Evaluation(value=true + 0.1 * float(self.rng.standard_normal()), true_value=true, cost=1.0, optimum=best)
+
+
+def _switch_run(seed: int, **surrogate):
+    task, rounds = _SwitchingArms(200, seed), 600
+    cfg = TemporalGPConfig(kernel="identity", outputscale=0.25, prior_mean=0.5, noise=0.01, fit="epsilon",
+                           **surrogate)
+    ctx = BuildContext(task=task, rounds=rounds, seed=seed,
+                       surrogate=partial(build, cfg, dtype=torch.float64, device="cpu"))
+    entry = registry.get("algorithm", "ce_gp_ucb")
+    return run(task, entry.load()(entry.make_config(kappa=0.95), ctx), budget=Budget(rounds)).records
+
+
+def test_fitted_epsilon_after_a_static_stretch_still_notices_a_change():
+    """The deadlock of Table A1: 200 static rounds drive the ML eps to its lower bound; CE must still query
+    after the best arm changes and find the new one (the floor epsilon_min keeps uncertainty growing)."""
+    for seed in range(3):
+        records = _switch_run(seed)
+        after = [r for r in records if r.round > 200]
+        assert sum(r.queried for r in after) >= 5
+        assert next(r.round for r in after if r.queried) < 300
+        assert np.mean([r.optimum - r.true_value for r in records[-100:]]) < 0.05
+    # without the floor (the old bound 1e-4) seed 0 deadlocks: no query after the change
+    stuck = _switch_run(0, epsilon_min=1e-4)
+    assert not any(r.queried for r in stuck if r.round > 200)
+    assert np.mean([r.optimum - r.true_value for r in stuck[-100:]]) > 0.5

@@ -118,3 +118,20 @@ def test_compared_optima_falls_back_to_the_best_far_pool_point():
     assert from_pool and sel.tolist() == [max(far, key=lambda j: float(pool_vals[j]))]
     sel, _ = compared_optima(ends, torch.tensor([1.0, 0.9]), ends[0], 0.2)
     assert sel.numel() == 0  # without a pool there is nothing to compare
+
+
+def test_ce_scale_switches_the_belief_scale_between_std_and_variance():
+    mean_t, var_t = 0.6, 0.04
+    mean, var = torch.tensor([0.5, 0.2], dtype=torch.float64), torch.tensor([0.09, 0.01], dtype=torch.float64)
+    phi = lambda z: 0.5 * math.erfc(-z / math.sqrt(2))
+    std = ce_probability(mean_t, var_t, mean, var)  # main text: ŷ ~ N(μ, σ²)
+    lit = ce_probability(mean_t, var_t, mean, var, scale="variance")  # App. B literally: σ² where σ belongs
+    for i in range(2):
+        d = mean_t - float(mean[i])
+        assert float(std[i]) == pytest.approx(phi(d / math.sqrt(var_t + float(var[i]))))
+        assert float(lit[i]) == pytest.approx(phi(d / math.sqrt(var_t**2 + float(var[i]) ** 2)))
+    assert bool((lit > std).all())  # variances below 1: narrower beliefs, more confident
+    # so at kappa = 0.8 the main text queries (min p = 0.61) and the literal reading skips (min p = 0.85)
+    assert ce_rule(mean_t, var_t, mean, var, 0.8)[0] and not ce_rule(mean_t, var_t, mean, var, 0.8, "variance")[0]
+    with pytest.raises(ValueError, match="algo.ce_scale='sd' is unknown; allowed: std, variance"):
+        ce_probability(mean_t, var_t, mean, var, scale="sd")

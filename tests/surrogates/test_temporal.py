@@ -120,7 +120,23 @@ def test_fitted_epsilon_is_near_the_truth():
     assert 0.02 < gp.epsilon < 0.12
 
 
+def test_fitted_epsilon_stays_above_its_floor_and_refits_are_scheduled_in_rounds():
+    gp = TemporalGP(1, TemporalGPConfig(kernel="identity", noise=0.01, epsilon=0.2, fit="epsilon",
+                                        refit_every=25, epsilon_min=2e-3))
+    x = torch.zeros(1, dtype=torch.float64)
+    for t in (1, 2, 3):  # a constant signal: maximum likelihood wants eps -> 0
+        gp.add(x, 1.0, t)
+    assert gp.epsilon == pytest.approx(2e-3, rel=0.05)  # first fit once 3 observations exist, at the floor
+    gp.set_epsilon(0.2)
+    gp.add(x, 1.0, 20)  # 17 rounds after the fit: incremental, no refit
+    assert gp.epsilon == 0.2
+    gp.add(x, 1.0, 28)  # 25 rounds after the fit, only 2 observations later: refit
+    assert gp.epsilon == pytest.approx(2e-3, rel=0.05)
+
+
 def test_config_errors_name_the_key():
+    with pytest.raises(ValueError, match="surrogate.epsilon_min"):
+        TemporalGPConfig(epsilon_min=0.0)
     with pytest.raises(ValueError, match="surrogate.epsilon"):
         TemporalGPConfig(epsilon=1.0)
     with pytest.raises(ValueError, match="surrogate.kernel"):

@@ -98,3 +98,77 @@ def test_bad_settings_are_one_line_errors():
         make_bilevel("logreg", "nir", seed=0)
     with pytest.raises(ValueError, match="task.lambda_low"):
         BilevelConfig(lambda_low=5, lambda_high=5)
+
+
+def _grid_lambda_star(task: BilevelTask, grid: np.ndarray) -> tuple[float, float]:
+    """Brute force: solve the inner problem independently at each grid λ (torch solve / torch L-BFGS)."""
+    vals = []
+    for lam in grid:
+        if task.loss == "ridge":
+            X, n = task.X_train, task.X_train.shape[0]
+            A = X.T @ X / n + 2 * math.exp(lam + task.lambda_offset) * torch.eye(task.dim, dtype=X.dtype)
+            w = torch.linalg.solve(A, X.T @ task.y_train / n)
+        else:
+            w = torch.zeros(task.dim, dtype=torch.float64, requires_grad=True)
+            opt = torch.optim.LBFGS([w], lr=1, max_iter=500, tolerance_grad=1e-12, tolerance_change=0,
+                                    line_search_fn="strong_wolfe")
+
+            def closure(lam=lam, w=w, opt=opt):
+                opt.zero_grad()
+                loss = task.train_loss(w, float(lam))
+                loss.backward()
+                return loss
+
+            opt.step(closure)
+        vals.append(float(task.val_loss(w.detach())))
+    i = int(np.argmin(vals))
+    return float(grid[i]), vals[i]
+
+
+@pytest.mark.parametrize("loss", ["ridge", "logreg"])
+def test_lambda_star_matches_a_brute_force_grid_of_inner_solutions(loss):
+    for seed in range(3):
+        task = _small(loss, seed)
+        task.lambda_low, task.lambda_high = -6.0, 3.0
+        grid = np.linspace(-6, 3, 181)
+        lam_grid, val_grid = _grid_lambda_star(task, grid)
+        star = task.lambda_star
+        assert star.val_loss <= val_grid + 1e-7  # never worse than the brute force
+        assert star.val_loss == pytest.approx(val_grid, abs=1e-3)
+        if lam_grid not in (-6.0, 3.0):  # interior: the same minimiser within the grids' resolution
+            assert star.lam == pytest.approx(lam_grid, abs=0.05 + star.resolution)
+        assert star.val_loss == pytest.approx(float(task.val_loss(task.exact_fit(star.lam))), rel=1e-6)
+
+
+def test_lambda_offset_scales_the_penalty_and_shifts_lambda_star():
+    base = make_bilevel("ridge", "nir", seed=1)
+    shifted = make_bilevel("ridge", "nir", seed=1, lambda_offset=8.0)
+    w = torch.randn(base.dim, dtype=torch.float64)
+    assert float(shifted.train_loss(w, -3.0)) == pytest.approx(float(base.train_loss(w, 5.0)))
+    assert shifted.lambda_star.lam == pytest.approx(base.lambda_star.lam - 8.0, abs=1e-4)
+    assert shifted.lambda_star.val_loss == pytest.approx(base.lambda_star.val_loss, rel=1e-6)
+    assert base.lambda_star.lam > 0 > shifted.lambda_star.lam  # the NIR split where MY-HPO cannot reach λ*
+
+
+def test_curvature_is_the_top_hessian_eigenvalue_for_ridge_and_bounds_it_for_logreg():
+    for loss in ("ridge", "logreg"):
+        task = _small(loss)
+        w = torch.randn(task.dim, dtype=torch.float64)
+        H = torch.autograd.functional.hessian(task.train_fit, w)
+        top = float(torch.linalg.eigvalsh(H).max())
+        if loss == "ridge":
+            assert task.curvature.train == pytest.approx(top)
+        else:
+            assert top <= task.curvature.train and task.curvature.train == pytest.approx(
+                float(torch.linalg.eigvalsh(task.X_train.T @ task.X_train).max()) / 4 / task.X_train.shape[0])
+
+
+def test_features_option_standardises_centres_or_keeps_the_raw_data():
+    std, cen, raw = (load_split("nir", 0, f) for f in ("standardised", "centred", "raw"))
+    varying = raw.X_train.std(0) > 1e-12  # constant wavenumbers keep scale 1
+    assert np.allclose(std.X_train.std(0)[varying], 1) and np.allclose(cen.X_train.mean(0), 0, atol=1e-9)
+    assert np.allclose(cen.X_train + (raw.X_train.mean(0)), raw.X_train)
+    assert not np.allclose(cen.X_train.std(0), 1)
+    assert np.allclose(std.y_train, raw.y_train)  # targets are standardised in every case
+    with pytest.raises(ValueError, match="task.features='scaled' is unknown; allowed: standardised, centred, raw"):
+        BilevelConfig(features="scaled")

@@ -1,0 +1,58 @@
+"""Report layouts of the studies my_hpo_table2 (paper 001) and ce_gp_ucb_table_a1 (paper 002), on a tiny store
+written with MLflow's own client: λ* flags, the returned model of black-box runs, the claim verdict, the paper's
+rows and the CE-vs-Bernoulli comparison at equal cost."""
+from __future__ import annotations
+
+import pytest
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.tracking import MlflowClient
+
+from hpoflow.report.papers import ce_gp_ucb_table_a1, load_runs, my_hpo_table2
+
+
+def _run(client: MlflowClient, exp: str, params: dict, history: dict[str, list[float]], tags: dict | None = None):
+    run = client.create_run(exp)
+    metrics = [Metric(k, v, 0, step) for k, values in history.items() for step, v in enumerate(values, 1)]
+    client.log_batch(run.info.run_id, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()],
+                     tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()])
+    client.set_terminated(run.info.run_id, "FINISHED")
+
+
+def test_my_hpo_table2_flags_positive_lambda_star_and_reads_the_best_black_box_evaluation(store):
+    client = MlflowClient(tracking_uri=store)
+    exp = client.create_experiment("my_hpo_table2")
+    star = {"task.lambda_star": 4.2, "task.val_loss_at_lambda_star": 0.24, "task.test_loss_at_lambda_star": 0.48}
+    base = {"sweep.cell": "nir", "task.name": "ridge", "seed": 0, "budget.cost": 5000}
+    last = {"train_loss": [0.1], "lambda": [0.0]}
+    _run(client, exp, {**base, "algo.name": "my_hpo"}, {**last, "val_loss": [0.35], "test_loss": [0.60]}, star)
+    _run(client, exp, {**base, "algo.name": "sho"}, {**last, "val_loss": [0.40], "test_loss": [0.70]}, star)
+    for algo in ("random", "grid", "gp_ei"):  # the second evaluation has the lower validation loss
+        _run(client, exp, {**base, "algo.name": algo},
+             {"train_loss": [0.2, 0.1], "val_loss": [0.5, 0.3], "test_loss": [0.9, 0.55], "lambda": [-5.0, 3.0]}, star)
+    text = my_hpo_table2(load_runs(store, "my_hpo_table2"))
+    assert "FLAG: λ* > 0 on 1/1 splits" in text
+    test_row = next(line for line in text.splitlines() if line.startswith("TEST"))
+    assert test_row.split()[1::3] == ["70.00", "60.00", "55.00", "55.00", "55.00", "48.00"]
+    assert "nir: MY-HPO 60.00 vs SHO 70.00 vs black-box 55.00 -> holds vs SHO only (λ* > 0 on some split" in text
+    assert "paper: SHO 75.3, MY-HPO 6.9, black-box 16.1" in text
+
+
+def test_ce_gp_ucb_table_a1_prints_the_paper_rows_and_compares_ce_with_bernoulli_at_equal_cost(store):
+    client = MlflowClient(tracking_uri=store)
+    exp = client.create_experiment("ce_gp_ucb_table_a1")
+    rows = {"UCB1": (300.0, 200.0), "CE_0.95@0.01": (40.0, 150.0), "Ber_0.05@0.01": (100.0, 100.0),
+            "Ber_0.1@0.01": (60.0, 200.0)}  # (cumulative regret, queries) at T = 2000
+    for cell, (regret, cost) in rows.items():
+        for seed in (0, 1):
+            _run(client, exp, {"sweep.cell": cell, "task.shape": "sine", "budget.rounds": 2000, "seed": seed},
+                 {"cumulative_regret": [regret], "query_cost": [cost]})
+    text = ce_gp_ucb_table_a1(load_runs(store, "ce_gp_ucb_table_a1"))
+    assert "reward functions are OURS" in text and "uniformly random policy" in text
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("CE_0.95@0.01"))
+    assert "0.020 ± 0.000" in lines[i] and "150 ± 0" in lines[i] and lines[i + 1].split()[:3] == ["paper", "|", "0.017"]
+    # Bernoulli interpolated at C = 150: regret (100 + 60) / 2 = 80 -> ratio 40 / 80
+    ratio = [line for line in lines if line.startswith("CE_0.95@0.01") and "±" not in line]
+    assert ratio and float(ratio[0].split("|")[1].strip()) == pytest.approx(0.5)
+    assert [line.split()[0] for line in lines if line.split()[:1] and line.split()[0] in rows and "[" in line] == [
+        "UCB1", "Ber_0.05@0.01", "Ber_0.1@0.01", "CE_0.95@0.01"]
