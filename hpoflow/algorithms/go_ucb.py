@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -168,6 +169,10 @@ class GOUCB(AskTellAlgorithm):
             u = self.model.grad_w(w_hat, raw) @ Linv.T        # rows L^{-1} g_x
             unorm = torch.linalg.norm(u, dim=1)
             score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
+
+        def linear(P: Tensor) -> Tensor:
+            return self.linear_ucb(P, w_hat, Linv, root)
+
         k = min(self.config.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
         if self.config.ball_max == "linear":
@@ -193,7 +198,7 @@ class GOUCB(AskTellAlgorithm):
             with torch.no_grad():  # projections: x onto the search box, z onto the unit ball (= w onto Ball_t)
                 X.copy_(torch.minimum(torch.maximum(X, lo), hi))
                 Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
-        j, best_x, value = self._choose(best_X, best_v, raw, score)
+        j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
         w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None else w_hat
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
                 "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
@@ -227,7 +232,8 @@ class GOUCB(AskTellAlgorithm):
             opt.step()
             with torch.no_grad():
                 X.copy_(torch.minimum(torch.maximum(X, lo), hi))
-        _, best_x, value = self._choose(best_X, best_v, raw, score)
+        _, best_x, value = self._choose(best_X, best_v, raw, score,
+                                        lambda P: self.linear_ucb(P, w_hat, Linv, root))
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam), "w_shift": 0.0,
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
@@ -265,7 +271,7 @@ class GOUCB(AskTellAlgorithm):
                 Xs.copy_(torch.minimum(torch.maximum(Xs, lo), hi))
         with torch.no_grad():
             final = acq(Xs.detach())
-        _, best_x, best_v = self._choose(Xs.detach(), final, raw, score)
+        _, best_x, best_v = self._choose(Xs.detach(), final, raw, score, acq)
         info = {"bonus_coef": coef, "acquisition": best_v, "train_mse": mse,
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)),
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
@@ -275,17 +281,17 @@ class GOUCB(AskTellAlgorithm):
     def _incumbent(self) -> Tensor:
         return self.X[int(torch.tensor(self.rewards).argmax())]
 
-    def _region(self) -> tuple[Tensor, Tensor]:
+    def _region(self, side: float | None = None) -> tuple[Tensor, Tensor]:
         """Lower and upper corners (``d`` each) of the search box: side ``trust_region`` around the best point."""
-        half = self.config.trust_region / 2
+        half = (side or self.config.trust_region) / 2
         if half >= 0.5:
             return torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
         best = self._incumbent()
         return (best - half).clamp(0.0, 1.0), (best + half).clamp(0.0, 1.0)
 
-    def _raw_points(self) -> Tensor:
+    def _raw_points(self, side: float | None = None) -> Tensor:
         """``raw_samples`` uniform points of the search box and the best observed point (``m x d``)."""
-        lo, hi = self._region()
+        lo, hi = self._region(side)
         raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
         return torch.cat([raw, self._incumbent().unsqueeze(0)])
 
@@ -298,18 +304,29 @@ class GOUCB(AskTellAlgorithm):
         lr_x = c.ascent_lr / self.model.config.input_scale**2  # x_in = s x: a step lr in x_in is lr / s^2 in x
         return torch.optim.SGD([{"params": xs, "lr": lr_x}] + ([{"params": ws, "lr": c.ascent_lr_w}] if ws else []))
 
-    def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor) -> tuple[int | None, Tensor, float]:
+    def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
+                score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
         """The highest-valued ascent result, or with ``avoid_repeats`` the first configuration never queried
-        among the ascent results (by value) and then the raw points (by score). Returns ``(start index or
-        None for a raw point, x, its value)``; falls back to the best ascent result when all were queried."""
+        among the ascent results (by value), then the raw points (by score), then fresh points (scored by
+        ``score_fn``) of boxes twice, four times, ... as wide until the whole cube: a discrete search box can
+        run out of new configurations. Returns ``(start index or None, x, its value)``; falls back to the best
+        ascent result when no new configuration turns up."""
         order = torch.argsort(values, descending=True).tolist()
         if self.config.avoid_repeats:
             for j in order:
                 if _key(self.task.space.decode(X[j])) not in self.queried:
                     return j, X[j].detach().clone(), float(values[j])
-            for i in torch.argsort(score, descending=True).tolist():
-                if _key(self.task.space.decode(raw[i])) not in self.queried:
-                    return None, raw[i].clone(), float(score[i])
+            side = self.config.trust_region
+            while True:
+                for i in torch.argsort(score, descending=True).tolist():
+                    if _key(self.task.space.decode(raw[i])) not in self.queried:
+                        return None, raw[i].clone(), float(score[i])
+                if side >= 1.0:
+                    break
+                side = min(2 * side, 1.0)
+                raw = self._raw_points(side)
+                with torch.no_grad():
+                    score = score_fn(raw)
         return order[0], X[order[0]].detach().clone(), float(values[order[0]])
 
     # -- ask / tell -------------------------------------------------------------------------
