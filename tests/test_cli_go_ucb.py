@@ -42,3 +42,27 @@ def test_gp_ei_runs_on_the_neural_surrogate(run_cli, store):
 def test_go_ucb_bad_variant_is_a_one_line_error(run_cli):
     proc = run_cli("algo=go_ucb", "algo.variant=nope", "task=branin", check=False)
     assert proc.returncode != 0 and "algo.variant" in proc.stderr and "ball" in proc.stderr
+
+
+def test_go_ucb_paper_preset_runs_from_the_cli_and_logs_its_preset(run_cli, store):
+    run_cli("algo=go_ucb", "algo.preset=paper", "task=go_ucb_f1", "task.dim=3", "budget.rounds=6",
+            "algo.ascent_steps=20", "algo.raw_samples=64", "algo.model.iterations=50", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "go_ucb_f1")
+    assert run.info.status == "FINISHED" and run.data.params["algo.preset"] == "paper"
+    assert {"beta", "acquisition"} <= set(run.data.metrics)
+
+
+def test_gp_ei_skopt_preset_uses_ten_random_initial_points(run_cli, store):
+    run_cli("algo=gp_ei", "algo.preset=skopt", "task=branin", "budget.rounds=11", "algo.optimizer.raw_samples=64",
+            "algo.optimizer.num_restarts=2", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "branin")
+    assert run.info.status == "FINISHED"
+    phase = [m.value for m in sorted(MlflowClient(tracking_uri=store).get_metric_history(run.info.run_id, "phase"),
+                                     key=lambda m: m.step)]
+    assert phase == [0.0] * 10 + [1.0]
+
+
+@pytest.mark.parametrize("algo", ["go_ucb", "gp_pi"])
+def test_unknown_preset_is_a_one_line_error(run_cli, algo):
+    proc = run_cli(f"algo={algo}", "algo.preset=nope", "task=branin", check=False)
+    assert proc.returncode == 2 and "algo.preset" in proc.stderr and "Traceback" not in proc.stderr
