@@ -43,7 +43,8 @@ class GOUCBConfig:
     # a failed / degenerate configuration says "bad", its size must not dominate the least squares.
     clip_low: float = 3.0
     # Step 5 searches a box of this side (unit-cube units) around the best observed point, clipped to the
-    # cube (1: the whole cube, as the paper). A local optimistic search, not a global one: the 25-unit net
+    # cube (1: the whole cube, as the paper); widened x2 until it holds a configuration not queried yet.
+    # A local optimistic search, not a global one: the 25-unit net
     # fitted to a handful of points extrapolates to the box's corners, which are catastrophic on real tasks.
     trust_region: float = 0.4
     # pick the best candidate whose decoded configuration was never queried (ascent results first, then the
