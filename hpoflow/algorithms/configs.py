@@ -40,7 +40,7 @@ class GridConfig:
 # ConstantKernel * Matern(nu=2.5, ARD) + WhiteKernel on normalised y, is our surrogate=gp (Matern-5/2 ARD,
 # learned noise, standardised y) with surrogate.learn_outputscale=true; our GP keeps its lengthscale and
 # noise priors where skopt has box bounds (0.01..100 on lengthscales). Settings left at their default take these.
-SKOPT = {"n_init": 10, "init": "random", "xi": 0.01, "xi_units": "raw", "beta": 1.96**2}
+SKOPT = {"n_init": 10, "init": "random", "xi": 0.01, "xi_units": "raw", "beta": 3.8416}
 
 
 @dataclass(frozen=True)
