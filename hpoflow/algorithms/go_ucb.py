@@ -306,20 +306,23 @@ class GOUCB(AskTellAlgorithm):
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
-        """The highest-valued ascent result, or with ``avoid_repeats`` the first configuration never queried
-        among the ascent results (by value), then the raw points (by score), then fresh points (scored by
+        """The highest-valued ascent result, or with ``avoid_repeats`` the first configuration never queried (or
+        the best one seen) among the ascent results (by value), then the raw points (by score), then fresh points (scored by
         ``score_fn``) of boxes twice, four times, ... as wide until the whole cube: a discrete search box can
         run out of new configurations. Returns ``(start index or None, x, its value)``; falls back to the best
         ascent result when no new configuration turns up."""
         order = torch.argsort(values, descending=True).tolist()
         if self.config.avoid_repeats:
+            best = _key(self.task.space.decode(self._incumbent()))
             for j in order:
-                if _key(self.task.space.decode(X[j])) not in self.queried:
+                key = _key(self.task.space.decode(X[j]))
+                if key not in self.queried or key == best:
                     return j, X[j].detach().clone(), float(values[j])
             side = self.config.trust_region
             while True:
                 for i in torch.argsort(score, descending=True).tolist():
-                    if _key(self.task.space.decode(raw[i])) not in self.queried:
+                    key = _key(self.task.space.decode(raw[i]))
+                    if key not in self.queried or key == best:
                         return None, raw[i].clone(), float(score[i])
                 if side >= 1.0:
                     break
