@@ -103,8 +103,8 @@ register(T, "logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
          "bilevel logistic + e^λ||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")
 
 # GO-UCB (papers 003/004), its parametric surrogate, and the TuRBO baseline
-from hpoflow.algorithms.go_ucb_config import GOUCBConfig  # noqa: E402
-from hpoflow.surrogates.parametric_config import ParametricConfig  # noqa: E402
+from hpoflow.algorithms.go_ucb_config import GOUCBConfig
+from hpoflow.surrogates.parametric_config import ParametricConfig
 
 register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
          "GO-UCB: neural-network surrogate, ball (ICML) or bonus (arXiv) optimism",
@@ -115,7 +115,7 @@ register(A, "go_ucb_paper", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
          preset="paper")
 register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
          "two-layer network f_w(x) with a linearised (Laplace) variance")
-from hpoflow.algorithms.turbo_config import TuRBOConfig  # noqa: E402
+from hpoflow.algorithms.turbo_config import TuRBOConfig
 
 register(A, "turbo", "hpoflow.algorithms.turbo:TuRBO", TuRBOConfig,
          "TuRBO-1: trust-region BO with Thompson sampling on the exact GP",

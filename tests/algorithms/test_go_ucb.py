@@ -162,7 +162,7 @@ def test_phase1_in_sigma_puts_the_phase1_points_in_sigma_and_the_centre():
     assert torch.allclose(plain.Sigma, plain.lam * torch.eye(plain.d_w, dtype=torch.float64))
     # the ball is narrower along the Phase I gradients: the linearised UCB width at a Phase I point shrinks
     g = algo.model.grad_w(algo.w0, algo.X[0].unsqueeze(0))[0]
-    width = lambda S: float(g @ torch.linalg.solve(S, g))  # noqa: E731
+    width = lambda S: float(g @ torch.linalg.solve(S, g))
     assert width(algo.Sigma) < 0.5 * width(plain.Sigma)
 
 
