@@ -33,6 +33,17 @@ class TrackingConfig:
 
 
 @dataclass
+class SweepConfig:
+    """Studies (multiruns): re-run policy; the other keys are set by the study itself, for its jobs."""
+
+    rerun_failed: bool = False            # a re-run of the same sweep also reruns its FAILED runs (else kept)
+    parent_run_id: Optional[str] = None   # set by the study: its MLflow parent run (the job's run nests under it)
+    invocation: Optional[str] = None      # set by the study: this invocation of the sweep command
+    study: Optional[str] = None           # set by the study: its name (the experiment=, or the MLflow experiment)
+    cell: Optional[str] = None            # set by the cells sweeper: the named cell (table row) of this job
+
+
+@dataclass
 class RootConfig:
     algo: Any = None
     surrogate: Any = None
@@ -45,6 +56,7 @@ class RootConfig:
     progress: bool = True   # live progress bar on a terminal (the log file always gets a line per round)
     checkpoint_every: int = 1        # rounds between resumable checkpoints (0: none)
     resume: Optional[str] = None     # run folder, checkpoint file or MLflow run id to continue
+    sweep: SweepConfig = field(default_factory=SweepConfig)
 
 
 CONF_DIR = Path(__file__).resolve().parent / "conf"  # the packaged config (top-level conf/ in a checkout)
