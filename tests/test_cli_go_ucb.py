@@ -66,3 +66,27 @@ def test_gp_ei_skopt_preset_uses_ten_random_initial_points(run_cli, store):
 def test_unknown_preset_is_a_one_line_error(run_cli, algo):
     proc = run_cli(f"algo={algo}", "algo.preset=nope", "task=branin", check=False)
     assert proc.returncode == 2 and "algo.preset" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("experiment", ["go_ucb_classifiers", "go_ucb_synthetic", "go_ucb_f1"])
+def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
+    """Each row of the GO-UCB studies composes (the algorithm's surrogate selected) and validates."""
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from hpoflow.app import validate
+    from hpoflow.schema import CONF_DIR, register_configs
+
+    register_configs()
+    sweeper = yaml.safe_load((CONF_DIR / "experiment" / f"{experiment}.yaml").read_text())["hydra"]["sweeper"]
+    first = [f"{k}={0 if str(v).startswith('range(') else str(v).split(',')[0]}" for k, v in sweeper["params"].items()]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        for name, cell in sweeper["cells"].items():
+            cfg = compose(config_name="config", overrides=[f"experiment={experiment}", *first,
+                                                           *(f"{k}={v}" for k, v in cell.items())])
+            settings = validate(OmegaConf.to_container(cfg, resolve=True))
+            assert settings.algo.name == cell["algo"], name
+            assert cfg.surrogate.name == ("skopt_gp" if cell["algo"].startswith("skopt_") else "gp"), name
+            if "algo.n_init" in cell:
+                assert settings.algo.n_init == cell["algo.n_init"]
