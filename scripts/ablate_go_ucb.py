@@ -28,14 +28,15 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "gp_pi": ("gp_pi", {}),
     "gp_ei": ("gp_ei", {}),
     "go_ucb": ("go_ucb", {}),
+    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad"}),
     # the default before issue 19 (standardised outputs, Step 5 over the whole cube, repeats allowed)
     "go_ucb_v0_old_default": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "trust_region": 1.0,
                                          "avoid_repeats": False, "model": {"tol": 0.0}}),
     "go_ucb_paper": ("go_ucb", {"preset": "paper"}),
-    # the new default with one design choice undone
-    "go_ucb_no_trust_region": ("go_ucb", {"trust_region": 1.0}),
+    # the default as first built (MAD scaling) with one design choice undone
+    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0}),
     "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0}),
-    "go_ucb_repeats_allowed": ("go_ucb", {"avoid_repeats": False}),
+    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False}),
 }
 TASKS = {
     "bc-rf": ("breast_cancer", {"model": "rf"}, 5, 30),

@@ -11,7 +11,7 @@ Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 
 The network sees the unit cube the loop works on (times ``model.input_scale``: an affine map of the
 task's box, so a network that is realizable on the box stays realizable); rewards ``sign * value`` are
-scaled with the Phase I median and MAD (``outputs``), fixed for the run so that the online regression
+scaled with the Phase I median and interquartile range (``outputs``), fixed for the run so that the online regression
 stays consistent, and clipped from below (``clip_low``). Step 5 searches a box of side ``trust_region``
 around the best observed point and returns the best candidate not queried before (``avoid_repeats``);
 ``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``).
@@ -60,14 +60,18 @@ def project_ellipsoid(W: Tensor, center: Tensor, chol: Tensor, beta: float) -> T
 
 
 def output_scaling(y: Tensor, outputs: str) -> tuple[float, float]:
-    """Centre and scale of the rewards ``y`` (``n``): robust (median, 1.4826 MAD; the std, then 1, where the
-    MAD is 0), standard (mean, std) or raw (0, 1)."""
+    """Centre and scale of the rewards ``y`` (``n``): iqr (median, IQR / 1.349), mad (median, 1.4826 MAD) --
+    both fall back to the std, then 1, where the spread is 0 --, standard (mean, std) or raw (0, 1)."""
     if outputs == "raw" or y.numel() < 2:
         return 0.0, 1.0
     if outputs == "standard":
         return float(y.mean()), max(float(y.std()), 1e-9)
     center = float(y.median())
-    spread = 1.4826 * float((y - center).abs().median())
+    if outputs == "iqr":
+        q = torch.quantile(y, torch.tensor([0.25, 0.75], dtype=y.dtype))
+        spread = float(q[1] - q[0]) / 1.349
+    else:
+        spread = 1.4826 * float((y - center).abs().median())
     if spread <= 1e-12:
         spread = float(y.std())
     return center, spread if spread > 1e-12 else 1.0

@@ -230,15 +230,21 @@ def test_ball_max_linear_runs_and_rejects_unknown():
         GOUCBConfig(ball_max="x")
 
 
-def test_output_scaling_robust_standard_raw():
+def test_output_scaling_iqr_mad_standard_raw():
     y = torch.tensor([0.95, 0.96, 0.94, 0.955, 0.30], dtype=torch.float64)  # one catastrophic point
-    center, scale = output_scaling(y, "robust")
+    center, scale = output_scaling(y, "mad")
     assert center == pytest.approx(0.95)
     assert scale == pytest.approx(1.4826 * 0.01)  # MAD: |deviations| = 0, .01, .01, .005, .65 -> median .01
+    center, scale = output_scaling(y, "iqr")  # quartiles .94 and .955 (linear interpolation of 5 points)
+    assert center == pytest.approx(0.95) and scale == pytest.approx(0.015 / 1.349)
+    tails = torch.tensor([1.0, 1.09, 1.28, 10.4, 25.92], dtype=torch.float64)  # f1 seed 1 Phase I: MAD 0.28, IQR 9.31
+    assert output_scaling(tails, "iqr")[1] == pytest.approx(9.31 / 1.349)
+    assert output_scaling(tails, "mad")[1] == pytest.approx(1.4826 * 0.28)
     assert output_scaling(y, "standard") == (pytest.approx(float(y.mean())), pytest.approx(float(y.std())))
     assert output_scaling(y, "raw") == (0.0, 1.0)
     ties = torch.tensor([1.0, 1.0, 1.0, 2.0], dtype=torch.float64)  # MAD 0: falls back to the std
-    assert output_scaling(ties, "robust") == (1.0, pytest.approx(float(ties.std())))
+    assert output_scaling(ties, "mad") == (1.0, pytest.approx(float(ties.std())))
+    assert output_scaling(torch.ones(4, dtype=torch.float64), "iqr") == (1.0, 1.0)
 
 
 def test_bad_rewards_are_clipped_from_below_only():
@@ -308,7 +314,7 @@ def test_paper_preset_sets_appendix_d1_and_keeps_explicit_values():
         ("sgd", 1e-11, 2000, 10.0, 0.0)
     kept = GOUCBConfig(preset="paper", ascent_steps=7, model=ParametricConfig(hidden=5))
     assert kept.ascent_steps == 7 and kept.model.hidden == 5 and kept.model.lr == 1e-11
-    assert GOUCBConfig().outputs == "robust" and GOUCBConfig().trust_region == 0.4
+    assert GOUCBConfig().outputs == "iqr" and GOUCBConfig().trust_region == 0.4
     with pytest.raises(ValueError, match="algo.preset"):
         GOUCBConfig(preset="icml")
 
