@@ -9,7 +9,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# the CPU build of torch first, so that torch>=2.2 below installs nothing more
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q -e ".[dev,peers]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too
 	touch $@
 
 .PHONY: setup run test

@@ -74,7 +74,8 @@ def _component(kind: str, values: dict[str, Any]) -> tuple[Any, registry.Entry |
     name = values.get("name")
     try:
         entry = registry.get(kind, str(name))
-    except registry.UnknownComponentError as exc:
+        entry.require()  # an optional extra that is not installed: the one-line pip install, before any work
+    except (registry.UnknownComponentError, registry.MissingExtraError) as exc:
         raise ConfigError(str(exc)) from None
     return _to_dataclass(entry.config, {**entry.defaults, **values}, group), entry, None
 

@@ -9,7 +9,7 @@ from hpoflow.registry import register
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.temporal_config import TemporalGPConfig
 from hpoflow.tasks.bilevel_config import BilevelConfig
-from hpoflow.tasks.configs import ClassifierConfig, SyntheticConfig
+from hpoflow.tasks.configs import BBOBConfig, ClassifierConfig, SklearnConfig, SyntheticConfig
 from hpoflow.tasks.time_varying_config import OnlineDigitsConfig, TVBanditConfig, TVSyntheticConfig
 from hpoflow.tasks.training_config import TrainingConfig
 
@@ -78,7 +78,13 @@ register(T, "go_ucb_f1", f"{_syn}:make_go_ucb_f1", SyntheticConfig,
          "GO-UCB realizable network f1 on [-5,5]^dim, maximise")
 for _name in ("breast_cancer", "wine", "digits"):
     register(T, _name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
-             f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {_name} by 5-fold CV accuracy")
+             f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {_name} by 5-fold CV accuracy (paper 004's "
+             f"spaces; alias of task=sklearn task.dataset={_name} task.space=go_ucb)")
+register(T, "sklearn", "hpoflow.tasks.sklearn_hpo:make_sklearn_task", SklearnConfig,
+         "Bayesmark-style suite: task.model (rf, mlp, gb, svm, knn, linear, lasso, dt, ada) x task.dataset "
+         "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise")
+register(T, "bbob", "hpoflow.tasks.bbob:make_bbob", BBOBConfig,
+         "COCO BBOB noiseless function task.function (1-24), task.instance, task.dim on [-5,5]^dim (cocoex), minimise")
 _train = "hpoflow.tasks.training"
 register(T, "digits_cnn", f"{_train}:make_digits_task", TrainingConfig,
          "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss",
@@ -120,3 +126,25 @@ from hpoflow.algorithms.turbo_config import TuRBOConfig
 register(A, "turbo", "hpoflow.algorithms.turbo:TuRBO", TuRBOConfig,
          "TuRBO-1: trust-region BO with Thompson sampling on the exact GP",
          smoke=("task=branin", "budget.rounds=8"))
+
+# the field's standard optimizers (optional extra `peers`: listed without it, selecting one names the install)
+from hpoflow.algorithms.peers.configs import (BoTorchConfig, NevergradConfig, OptunaConfig,  # noqa: E402
+                                              OptunaRandomConfig)
+
+_peers = "hpoflow.algorithms.peers"
+_optuna = {"requires": ("optuna",), "extra": "peers"}
+register(A, "optuna_tpe", f"{_peers}.optuna_samplers:OptunaTPE", OptunaConfig,
+         "Optuna TPESampler via Study.ask/tell (extra: peers)", **_optuna)
+register(A, "optuna_gp", f"{_peers}.optuna_samplers:OptunaGP", OptunaConfig,
+         "Optuna GPSampler via Study.ask/tell (extra: peers)", **_optuna)
+register(A, "optuna_cmaes", f"{_peers}.optuna_samplers:OptunaCmaEs", OptunaConfig,
+         "Optuna CmaEsSampler via Study.ask/tell (extra: peers)", requires=("optuna", "cmaes"), extra="peers",
+         n_startup_trials=1)
+register(A, "optuna_random", f"{_peers}.optuna_samplers:OptunaRandom", OptunaRandomConfig,
+         "Optuna RandomSampler via Study.ask/tell (extra: peers)", **_optuna)
+register(A, "botorch_logei", f"{_peers}.botorch_logei:BoTorchLogEI", BoTorchConfig,
+         "BoTorch SingleTaskGP + LogExpectedImprovement + optimize_acqf (extra: peers)",
+         requires=("botorch",), extra="peers")
+register(A, "nevergrad_ngopt", f"{_peers}.nevergrad_ngopt:NevergradOptimizer", NevergradConfig,
+         "Nevergrad NGOpt (algo.optimizer: any Nevergrad optimizer) told budget.rounds (extra: peers)",
+         requires=("nevergrad",), extra="peers")

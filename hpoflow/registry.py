@@ -6,8 +6,10 @@ entry point whose target is a module that calls :func:`register` when imported.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 KINDS = ("algorithm", "task", "surrogate")
 GROUP_OF_KIND = {"algorithm": "algo", "task": "task", "surrogate": "surrogate"}
@@ -15,6 +17,10 @@ GROUP_OF_KIND = {"algorithm": "algo", "task": "task", "surrogate": "surrogate"}
 
 class UnknownComponentError(ValueError):
     """A config names a component that is not registered."""
+
+
+class MissingExtraError(ValueError):
+    """A registered component needs an optional extra (``pip install 'hpoflow[peers]'``) that is not installed."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,8 @@ class Entry:
             algorithm that needs a differentiable task (default: runs on ``task=branin``).
         tasks: algorithms only: the tasks it is meant for (``--help`` names them; a test runs the algorithm at
             its YAML defaults on each). Empty: any black-box task (tested on ``branin`` and ``breast_cancer``).
+        requires: top-level modules the component imports that are not core dependencies.
+        extra: the optional extra of hpoflow that installs ``requires`` (named in the error when one is missing).
     """
 
     kind: str
@@ -44,8 +52,29 @@ class Entry:
     description: str = ""
     smoke: tuple[str, ...] = ()
     tasks: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    extra: str = ""
+
+    def missing(self) -> str | None:
+        """The first module of ``requires`` that cannot be imported, or None (a spec look-up, no import)."""
+        for module in self.requires:
+            try:
+                if importlib.util.find_spec(module) is None:
+                    return module
+            except (ImportError, ValueError):
+                return module
+        return None
+
+    def require(self) -> None:
+        """Raise :class:`MissingExtraError` naming the ``pip install`` to run if a required module is missing."""
+        module = self.missing()
+        if module is not None:
+            group = GROUP_OF_KIND[self.kind]
+            hint = f"pip install 'hpoflow[{self.extra}]'" if self.extra else f"pip install {module}"
+            raise MissingExtraError(f"{group}={self.name} needs '{module}', which is not installed; run: {hint}")
 
     def load(self) -> Callable[..., Any]:
+        self.require()
         if not isinstance(self.target, str):
             return self.target
         module, _, attr = self.target.partition(":")
@@ -60,11 +89,17 @@ _PLUGINS_LOADED = False
 
 
 def register(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "",
-             smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), **defaults: Any) -> Entry:
-    """Add (or replace) a component under ``name``; ``defaults`` override the config dataclass's defaults."""
+             smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), requires: tuple[str, ...] = (),
+             extra: str = "", **defaults: Any) -> Entry:
+    """Add (or replace) a component under ``name``; ``defaults`` override the config dataclass's defaults.
+
+    ``requires``/``extra``: modules outside the core dependencies and the optional extra that installs them;
+    the component is still listed (``--help``, README) without them, and selecting it names the install.
+    """
     if kind not in KINDS:
         raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
-    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke), tuple(tasks))
+    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke),
+                  tuple(tasks), tuple(requires), extra)
     _REGISTRY[kind][name] = entry
     return entry
 
@@ -96,8 +131,9 @@ def _load_plugins() -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    import hpoflow.builtins  # noqa: F401 - registers the built-in components
     from importlib.metadata import entry_points
+
+    import hpoflow.builtins  # noqa: F401 - registers the built-in components
 
     for ep in entry_points(group="hpoflow.plugins"):
         ep.load()

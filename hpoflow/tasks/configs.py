@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -12,8 +11,8 @@ class SyntheticConfig:
     name: str = "branin"
     dim: int = 20
     noise_std: float = 0.0
-    low: Optional[float] = None   # box [low, high]^dim for the dimension-free functions (default: paper's)
-    high: Optional[float] = None
+    low: float | None = None   # box [low, high]^dim for the dimension-free functions (default: paper's)
+    high: float | None = None
 
     def __post_init__(self) -> None:
         if self.low is not None and self.high is not None and not self.low < self.high:
@@ -36,6 +35,58 @@ class ClassifierConfig:
     def __post_init__(self) -> None:
         if self.model not in ("rf", "mlp", "gb"):
             raise ValueError(f"task.model='{self.model}' is unknown; allowed: rf, mlp, gb")
+        if self.folds < 2:
+            raise ValueError(f"task.folds={self.folds} must be >= 2")
+        if self.noise_std < 0:
+            raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+
+
+@dataclass(frozen=True)
+class BBOBConfig:
+    """One function of COCO's noiseless BBOB suite (function x instance x dimension) on [-5, 5]^dim."""
+
+    name: str = "bbob"
+    function: int = 1   # 1-24: f1 sphere ... f24 Lunacek bi-Rastrigin
+    instance: int = 1   # COCO instance id (shifts/rotates the function, sets f*)
+    dim: int = 5        # 2, 3, 5, 10, 20, 40 are COCO's; any dim >= 2 is defined
+    noise_std: float = 0.0  # Gaussian observation noise; regret stays on the noise-free value
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.function <= 24:
+            raise ValueError(f"task.function={self.function} must be in 1..24 (BBOB's noiseless functions)")
+        if self.instance < 1:
+            raise ValueError(f"task.instance={self.instance} must be >= 1")
+        if self.dim < 2:
+            raise ValueError(f"task.dim={self.dim} must be >= 2 (BBOB is undefined for dim=1)")
+        if self.noise_std < 0:
+            raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+
+
+SKLEARN_MODELS = ("rf", "mlp", "gb", "svm", "knn", "linear", "lasso", "dt", "ada")
+SKLEARN_DATASETS = ("breast_cancer", "wine", "digits", "iris", "diabetes")
+
+
+@dataclass(frozen=True)
+class SklearnConfig:
+    """One (model, dataset) problem of the scikit-learn tuning suite, scored by k-fold CV."""
+
+    name: str = "sklearn"
+    model: str = "rf"               # rf | mlp | gb | svm | knn | linear | lasso | dt | ada
+    dataset: str = "breast_cancer"  # breast_cancer | wine | digits | iris (accuracy) | diabetes (R²)
+    space: str = "bayesmark"        # bayesmark (Bayesmark's ranges) | go_ucb (paper 004: rf, mlp, gb; classification)
+    folds: int = 5
+    noise_std: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.model not in SKLEARN_MODELS:
+            raise ValueError(f"task.model='{self.model}' is unknown; allowed: {', '.join(SKLEARN_MODELS)}")
+        if self.dataset not in SKLEARN_DATASETS:
+            raise ValueError(f"task.dataset='{self.dataset}' is unknown; allowed: {', '.join(SKLEARN_DATASETS)}")
+        if self.space not in ("bayesmark", "go_ucb"):
+            raise ValueError(f"task.space='{self.space}' is unknown; allowed: bayesmark, go_ucb")
+        if self.space == "go_ucb" and (self.model not in ("rf", "mlp", "gb") or self.dataset == "diabetes"):
+            raise ValueError(f"task.space=go_ucb covers task.model=rf|mlp|gb on classification datasets, got "
+                             f"task.model='{self.model}' task.dataset='{self.dataset}'")
         if self.folds < 2:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:

@@ -1,60 +1,86 @@
-"""Classifier tuning on scikit-learn's bundled datasets (paper 004, Appendix D.2).
+"""Tuning scikit-learn models on the datasets bundled with scikit-learn (no download): a Bayesmark-style suite.
 
-Objective: mean 5-fold cross-validated accuracy (maximise). The folds are fixed by the seed, so the
-objective is a deterministic function of the configuration for a given seed.
+``task=sklearn``: ``task.model`` (rf, mlp, gb, svm, knn, linear, lasso, dt, ada) x ``task.dataset``
+(breast_cancer, wine, digits, iris: classification by CV accuracy; diabetes: regression by CV R²), with
+Bayesmark's search spaces (``task.space=bayesmark``) or paper 004's (``task.space=go_ucb``: rf, mlp, gb).
+``task=breast_cancer|wine|digits`` are aliases of ``task=sklearn task.dataset=<name> task.space=go_ucb``
+(paper 004, Appendix D.2). Objective: mean k-fold cross-validated score (maximise). Folds and model seeds come
+from ``seed``, so the objective is a deterministic function of the configuration for a given seed.
 """
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Bool, Categorical, Float, Int, SearchSpace
+from hpoflow.space import SearchSpace
 from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.sklearn_spaces import MODELS, go_ucb_space, suite_space
 
-DATASETS = ("breast_cancer", "wine", "digits")
-MODELS = ("rf", "mlp", "gb")
+CLASSIFICATION = ("breast_cancer", "wine", "digits", "iris")
+REGRESSION = ("diabetes",)
+DATASETS = CLASSIFICATION + REGRESSION
 
 
 def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features and labels of a dataset bundled with scikit-learn (no download)."""
+    """Features and targets of a dataset bundled with scikit-learn (no download)."""
     from sklearn import datasets
 
     loaders: dict[str, Callable[..., Any]] = {
-        "breast_cancer": datasets.load_breast_cancer, "wine": datasets.load_wine, "digits": datasets.load_digits}
+        "breast_cancer": datasets.load_breast_cancer, "wine": datasets.load_wine, "digits": datasets.load_digits,
+        "iris": datasets.load_iris, "diabetes": datasets.load_diabetes}
     if name not in loaders:
-        raise ValueError(f"task dataset '{name}' is unknown; allowed: {', '.join(loaders)}")
+        raise ValueError(f"task.dataset='{name}' is unknown; allowed: {', '.join(loaders)}")
     X, y = loaders[name](return_X_y=True)
     return X.astype(np.float64), y
 
 
 def model_space(model: str) -> SearchSpace:
-    """The hyperparameters and ranges of paper 004, Appendix D.2."""
-    open_unit = (1e-3, 1 - 1e-3)  # the paper's open interval (0, 1)
-    if model == "rf":
-        return SearchSpace.of(
-            Int("n_estimators", 20, 200), Categorical("criterion", ("gini", "entropy", "log_loss")),
-            Int("max_depth", 1, 10), Int("min_samples_split", 2, 10), Int("min_samples_leaf", 1, 10),
-            Categorical("max_features", ("sqrt", "log2")), Bool("bootstrap"))
+    """Paper 004's space of ``model`` (rf, mlp, gb): what ``task=breast_cancer|wine|digits`` tune."""
+    return go_ucb_space(model)
+
+
+def _suite_estimator(model: str, config: dict[str, Any], seed: int, regression: bool) -> Any:
+    """Bayesmark's estimator for ``model`` with its fixed settings; scale-sensitive models get a StandardScaler."""
+    from sklearn import ensemble, linear_model, neighbors, neural_network, svm, tree
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    params = dict(config)
     if model == "mlp":
-        return SearchSpace.of(
-            Categorical("activation", ("identity", "logistic", "tanh", "relu")),
-            Float("alpha", 1e-6, 1e-2), Float("learning_rate_init", 1e-6, 1e-2), Int("max_iter", 100, 300),
-            Bool("shuffle"), Float("beta_1", *open_unit), Float("beta_2", *open_unit),
-            Int("n_iter_no_change", 1, 10))
-    if model == "gb":
-        return SearchSpace.of(
-            Categorical("loss", ("log_loss", "exponential")), Float("learning_rate", *open_unit),
-            Int("n_estimators", 20, 200), Float("subsample", *open_unit),
-            Categorical("criterion", ("friedman_mse", "squared_error")), Int("min_samples_split", 2, 10),
-            Int("min_samples_leaf", 1, 10), Float("min_weight_fraction_leaf", 1e-3, 0.5),
-            Int("max_depth", 1, 10), Categorical("max_features", ("sqrt", "log2")), Int("max_leaf_nodes", 2, 10))
-    raise ValueError(f"task.model='{model}' is unknown; allowed: {', '.join(MODELS)}")
+        params["hidden_layer_sizes"] = (int(params["hidden_layer_sizes"]),)
+    seeded = {"random_state": seed}
+    if regression:
+        cls, fixed = {
+            "rf": (ensemble.RandomForestRegressor, {"n_estimators": 10, "n_jobs": 1, **seeded}),
+            "dt": (tree.DecisionTreeRegressor, seeded), "gb": (ensemble.GradientBoostingRegressor, seeded),
+            "ada": (ensemble.AdaBoostRegressor, seeded), "knn": (neighbors.KNeighborsRegressor, {}),
+            "svm": (svm.SVR, {"kernel": "rbf"}), "linear": (linear_model.Ridge, seeded),
+            "lasso": (linear_model.Lasso, seeded),
+            "mlp": (neural_network.MLPRegressor, {"solver": "adam", "early_stopping": True, **seeded}),
+        }[model]
+        est = cls(**fixed, **params)
+    elif model in ("linear", "lasso"):  # Bayesmark: liblinear one-vs-rest logistic regression, l2 or l1
+        est = OneVsRestClassifier(linear_model.LogisticRegression(
+            solver="liblinear", l1_ratio=1.0 if model == "lasso" else 0.0, random_state=seed, **params))
+    else:
+        cls, fixed = {
+            "rf": (ensemble.RandomForestClassifier, {"n_estimators": 10, "n_jobs": 1, **seeded}),
+            "dt": (tree.DecisionTreeClassifier, seeded), "gb": (ensemble.GradientBoostingClassifier, seeded),
+            "ada": (ensemble.AdaBoostClassifier, seeded), "knn": (neighbors.KNeighborsClassifier, {}),
+            "svm": (svm.SVC, {"kernel": "rbf", **seeded}),
+            "mlp": (neural_network.MLPClassifier, {"solver": "adam", "early_stopping": True, **seeded}),
+        }[model]
+        est = cls(**fixed, **params)
+    return make_pipeline(StandardScaler(), est) if model in ("svm", "knn", "mlp", "linear", "lasso") else est
 
 
-def build_estimator(model: str, config: dict[str, Any], seed: int) -> Any:
+def _go_ucb_estimator(model: str, config: dict[str, Any], seed: int) -> Any:
+    """Paper 004's estimators (unchanged: what the GO-UCB reproduction tunes)."""
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
@@ -67,48 +93,71 @@ def build_estimator(model: str, config: dict[str, Any], seed: int) -> Any:
     return GradientBoostingClassifier(**config, random_state=seed)
 
 
-class ClassifierTask(Task):
-    """Tune a random forest, MLP or gradient-boosting classifier by k-fold CV accuracy."""
+class SklearnTask(Task):
+    """Tune one scikit-learn model on one bundled dataset by k-fold CV accuracy (classification) or R² (regression)."""
 
     direction = Direction.MAXIMIZE
     optimum = None
-    bound = 1.0
+    bound = 1.0  # accuracy and R² are at most 1
 
-    def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
-                 seed: int = 0) -> None:
+    def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0, seed: int = 0,
+                 space: str = "bayesmark", name: str = "sklearn") -> None:
         if folds < 2:
             raise ValueError(f"task.folds={folds} must be >= 2")
-        self.name, self.model, self.folds, self.seed = dataset, model, folds, seed
-        self.space = model_space(model)
+        if model not in MODELS:
+            raise ValueError(f"task.model='{model}' is unknown; allowed: {', '.join(MODELS)}")
         self.X, self.y = load_dataset(dataset)
-        self.noise_std = noise_std
+        self.regression = dataset in REGRESSION
+        self.space = suite_space(model, space, self.regression)
+        self.name, self.dataset, self.model, self.space_name = name, dataset, model, space
+        self.folds, self.seed, self.noise_std = folds, seed, noise_std
         self._rng = np.random.default_rng(seed + 104729)
-        if model == "gb" and len(np.unique(self.y)) > 2:
-            # 'exponential' loss is binary-only; keep the space but map it to log_loss on multi-class data.
-            self._multiclass = True
-        else:
-            self._multiclass = False
+        # 'exponential' loss is binary-only; the paper's gb space keeps it, mapped to log_loss on multi-class data
+        self._multiclass = not self.regression and len(np.unique(self.y)) > 2
+
+    def estimator(self, config: dict[str, Any]) -> Any:
+        """A fresh, seeded estimator for ``config``."""
+        if self.space_name == "go_ucb":
+            params = dict(config)
+            if self._multiclass and params.get("loss") == "exponential":
+                params["loss"] = "log_loss"
+            return _go_ucb_estimator(self.model, params, self.seed)
+        return _suite_estimator(self.model, config, self.seed, self.regression)
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
         if not observe:
             return unobserved()
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.model_selection import StratifiedKFold, cross_val_score
+        from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
-        params = dict(config)
-        if self._multiclass and params.get("loss") == "exponential":
-            params["loss"] = "log_loss"
-        est = build_estimator(self.model, params, self.seed)
-        cv = StratifiedKFold(n_splits=self.folds, shuffle=True, random_state=self.seed)
+        splitter = KFold if self.regression else StratifiedKFold
+        cv = splitter(n_splits=self.folds, shuffle=True, random_state=self.seed)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            scores = cross_val_score(est, self.X, self.y, cv=cv, scoring="accuracy", error_score="raise")
-        acc = float(np.mean(scores))
+            warnings.simplefilter("ignore", UserWarning)  # convergence, clipped batch size: as Bayesmark does
+            scores = cross_val_score(self.estimator(config), self.X, self.y, cv=cv,
+                                     scoring="r2" if self.regression else "accuracy", error_score="raise")
+        score = float(np.mean(scores))
         noise = self.noise_std * self._rng.standard_normal() if self.noise_std > 0 else 0.0
-        return Evaluation(value=acc + noise, true_value=acc if self.noise_std > 0 else None, cost=1.0,
+        return Evaluation(value=score + noise, true_value=score if self.noise_std > 0 else None, cost=1.0,
                           metrics={"cv_std": float(np.std(scores))})
+
+
+class ClassifierTask(SklearnTask):
+    """``task=breast_cancer|wine|digits``: paper 004's rf/mlp/gb spaces on one classification dataset."""
+
+    def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
+                 seed: int = 0) -> None:
+        if model not in ("rf", "mlp", "gb"):
+            raise ValueError(f"task.model='{model}' is unknown; allowed: rf, mlp, gb")
+        if dataset not in ("breast_cancer", "wine", "digits"):
+            raise ValueError(f"task dataset '{dataset}' is unknown; allowed: breast_cancer, wine, digits")
+        super().__init__(dataset, model, folds, noise_std, seed, space="go_ucb", name=dataset)
 
 
 def make_classifier_task(name: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
                          seed: int = 0) -> ClassifierTask:
     return ClassifierTask(name, model, folds, noise_std, seed)
+
+
+def make_sklearn_task(dataset: str = "breast_cancer", model: str = "rf", space: str = "bayesmark", folds: int = 5,
+                      noise_std: float = 0.0, seed: int = 0, **_: object) -> SklearnTask:
+    return SklearnTask(dataset, model, folds, noise_std, seed, space=space)
