@@ -21,6 +21,10 @@ register(A, "grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "
 register(A, "gp_ucb", "hpoflow.algorithms.gp_bo:GPUCB", GPBOConfig, "GP-UCB (constant or Srinivas beta)")
 register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPBOConfig, "GP-EI (log-EI, best-observed incumbent)")
 register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPBOConfig, "GP-PI (probability of improvement)")
+for _acq, _cls in (("ucb", "GPUCB"), ("ei", "GPEI"), ("pi", "GPPI")):  # the GO-UCB paper's baselines
+    register(A, f"skopt_gp_{_acq}", f"hpoflow.algorithms.gp_bo:{_cls}", GPBOConfig,
+             f"GP-{_acq.upper()} at scikit-optimize's gp_minimize defaults (algo.preset=skopt; selects surrogate=skopt_gp)",
+             preset="skopt")
 _bbo_tasks = ("digits_mlp", "digits_cnn")
 register(A, "bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
          "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)", tasks=_bbo_tasks)
@@ -57,6 +61,9 @@ register(A, "my_hpo", f"{_bl}:MYHPO", MYHPOConfig,
 
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
+register(S, "skopt_gp", "hpoflow.surrogates.gp:build", GPConfig,
+         "exact GP as scikit-optimize's: constant x Matérn-5/2 ARD + white noise (learned output scale)",
+         learn_outputscale=True)
 register(S, "tv_gp", "hpoflow.surrogates.temporal:build", TemporalGPConfig,
          "time-varying GP: space kernel x (1-eps)^{|t-t'|/2}, incremental updates")
 
@@ -102,15 +109,19 @@ register(T, "logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
          "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")
 
 # GO-UCB (papers 003/004), its parametric surrogate, and the TuRBO baseline
-from hpoflow.algorithms.go_ucb_config import GOUCBConfig  # noqa: E402
-from hpoflow.surrogates.parametric_config import ParametricConfig  # noqa: E402
+from hpoflow.algorithms.go_ucb_config import GOUCBConfig
+from hpoflow.surrogates.parametric_config import ParametricConfig
 
 register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
          "GO-UCB: neural-network surrogate, ball (ICML) or bonus (arXiv) optimism",
          smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
+register(A, "go_ucb_paper", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
+         "GO-UCB with paper 004's Appendix D.1 settings literally (algo.preset=paper)",
+         smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("go_ucb_f1",),
+         preset="paper")
 register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
          "two-layer network f_w(x) with a linearised (Laplace) variance")
-from hpoflow.algorithms.turbo_config import TuRBOConfig  # noqa: E402
+from hpoflow.algorithms.turbo_config import TuRBOConfig
 
 register(A, "turbo", "hpoflow.algorithms.turbo:TuRBO", TuRBOConfig,
          "TuRBO-1: trust-region BO with Thompson sampling on the exact GP",

@@ -25,8 +25,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ALGOS = ("go_ucb", "gp_ucb", "gp_ei", "gp_pi", "turbo")
-LABELS = {"go_ucb": "GO-UCB", "gp_ucb": "GP-UCB", "gp_ei": "GP-EI", "gp_pi": "GP-PI", "turbo": "TuRBO"}
+ALGOS = ("go_ucb", "go_ucb_paper", "skopt_gp_ucb", "skopt_gp_ei", "skopt_gp_pi", "gp_ucb", "gp_ei", "gp_pi",
+         "turbo", "random")
+LABELS = {"go_ucb": "GO-UCB", "go_ucb_paper": "GO-UCB paper", "skopt_gp_ucb": "skopt UCB", "skopt_gp_ei": "skopt EI",
+          "skopt_gp_pi": "skopt PI", "gp_ucb": "GP-UCB", "gp_ei": "GP-EI", "gp_pi": "GP-PI", "turbo": "TuRBO",
+          "random": "random"}
 
 
 def tasks(args: argparse.Namespace) -> list[dict]:
@@ -49,7 +52,11 @@ def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
     torch.set_num_threads(1)
     from hpoflow import app
 
-    raw = {"algo": {"name": algo, "n_init": spec["n"]}, "surrogate": {"name": "gp"},
+    # every algorithm gets the task's n, except the paper's baselines (skopt_gp_*: gp_minimize's 10 random
+    # points) and random search (no initial design)
+    init = {} if algo == "random" or algo.startswith("skopt_") else {"n_init": spec["n"]}
+    surrogate = "skopt_gp" if algo.startswith("skopt_") else "gp"
+    raw = {"algo": {"name": algo, **init}, "surrogate": {"name": surrogate},
            "task": {"name": spec["task"], **spec["kw"]}, "hardware": {"name": "cpu", "device": "cpu"},
            "tracking": {"enabled": False}, "budget": {"rounds": spec["T"]}, "seed": seed}
     start = time.perf_counter()
@@ -61,7 +68,7 @@ def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
            "optimum": None, "algo_config": repr(settings.algo)}
     from hpoflow import registry
 
-    task = registry.get("task", spec["task"]).load()(**{**spec["kw"]}, seed=seed) if spec["task"] != "breast_cancer" else None
+    task = registry.get("task", spec["task"]).load()(**spec["kw"], seed=seed) if spec["task"] != "breast_cancer" else None
     if task is not None:
         rec["optimum"], rec["direction"] = task.optimum, task.direction.value
     else:

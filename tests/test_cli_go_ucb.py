@@ -42,3 +42,51 @@ def test_gp_ei_runs_on_the_neural_surrogate(run_cli, store):
 def test_go_ucb_bad_variant_is_a_one_line_error(run_cli):
     proc = run_cli("algo=go_ucb", "algo.variant=nope", "task=branin", check=False)
     assert proc.returncode != 0 and "algo.variant" in proc.stderr and "ball" in proc.stderr
+
+
+def test_go_ucb_paper_preset_runs_from_the_cli_and_logs_its_preset(run_cli, store):
+    run_cli("algo=go_ucb", "algo.preset=paper", "task=go_ucb_f1", "task.dim=3", "budget.rounds=6",
+            "algo.ascent_steps=20", "algo.raw_samples=64", "algo.model.iterations=50", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "go_ucb_f1")
+    assert run.info.status == "FINISHED" and run.data.params["algo.preset"] == "paper"
+    assert {"beta", "acquisition"} <= set(run.data.metrics)
+
+
+def test_gp_ei_skopt_preset_uses_ten_random_initial_points(run_cli, store):
+    run_cli("algo=gp_ei", "algo.preset=skopt", "task=branin", "budget.rounds=11", "algo.optimizer.raw_samples=64",
+            "algo.optimizer.num_restarts=2", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "branin")
+    assert run.info.status == "FINISHED"
+    phase = [m.value for m in sorted(MlflowClient(tracking_uri=store).get_metric_history(run.info.run_id, "phase"),
+                                     key=lambda m: m.step)]
+    assert phase == [0.0] * 10 + [1.0]
+
+
+@pytest.mark.parametrize("algo", ["go_ucb", "gp_pi"])
+def test_unknown_preset_is_a_one_line_error(run_cli, algo):
+    proc = run_cli(f"algo={algo}", "algo.preset=nope", "task=branin", check=False)
+    assert proc.returncode == 2 and "algo.preset" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("experiment", ["go_ucb_classifiers", "go_ucb_synthetic", "go_ucb_f1"])
+def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
+    """Each row of the GO-UCB studies composes (the algorithm's surrogate selected) and validates."""
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from hpoflow.app import validate
+    from hpoflow.schema import CONF_DIR, register_configs
+
+    register_configs()
+    sweeper = yaml.safe_load((CONF_DIR / "experiment" / f"{experiment}.yaml").read_text())["hydra"]["sweeper"]
+    first = [f"{k}={0 if str(v).startswith('range(') else str(v).split(',')[0]}" for k, v in sweeper["params"].items()]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        for name, cell in sweeper["cells"].items():
+            cfg = compose(config_name="config", overrides=[f"experiment={experiment}", *first,
+                                                           *(f"{k}={v}" for k, v in cell.items())])
+            settings = validate(OmegaConf.to_container(cfg, resolve=True))
+            assert settings.algo.name == cell["algo"], name
+            assert cfg.surrogate.name == ("skopt_gp" if cell["algo"].startswith("skopt_") else "gp"), name
+            if "algo.n_init" in cell:
+                assert settings.algo.n_init == cell["algo.n_init"]

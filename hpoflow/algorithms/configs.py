@@ -1,7 +1,7 @@
 """Config dataclasses of the built-in algorithms (no torch import: they are composed by Hydra at start-up)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -34,19 +34,44 @@ class GridConfig:
             raise ValueError(f"algo.points_per_dim={self.points_per_dim} must be >= 0")
 
 
+# algo.preset=skopt: scikit-optimize's gp_minimize defaults, the GO-UCB paper's baselines (paper 004, Sec. 6:
+# "sklearn package (Head et al., 2021) with default parameter settings"): 10 uniform random initial points,
+# xi = 0.01 on raw objective values (EI and PI), LCB kappa = 1.96 (beta = kappa^2). Its kernel,
+# ConstantKernel * Matern(nu=2.5, ARD) + WhiteKernel on normalised y, is our surrogate=gp (Matern-5/2 ARD,
+# learned noise, standardised y) with surrogate.learn_outputscale=true; our GP keeps its lengthscale and
+# noise priors where skopt has box bounds (0.01..100 on lengthscales). Settings left at their default take these.
+SKOPT = {"n_init": 10, "init": "random", "xi": 0.01, "xi_units": "raw", "beta": 3.8416}
+
+
 @dataclass(frozen=True)
 class GPBOConfig:
     """Shared settings of the GP-BO family (gp_ucb, gp_ei, gp_pi)."""
 
     name: str = "gp_ei"
-    n_init: int = 0                  # 0: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points
+    preset: str = "default"          # default (ours) | skopt (scikit-optimize's gp_minimize defaults: SKOPT)
+    n_init: int = 0                  # 0: max(2, min(d + 1, rounds // 2)) initial points
+    init: str = "sobol"              # initial design: sobol (scrambled) | random (uniform)
     beta: float = 2.0                # UCB: constant beta (mu + sqrt(beta) sigma)
     beta_schedule: str = "constant"  # constant | srinivas
     delta: float = 0.1               # confidence parameter of the Srinivas schedule
-    xi: float = 0.0                  # PI: improvement margin (standardised units)
+    xi: float = 0.0                  # EI / PI: improvement margin over the best observed value
+    xi_units: str = "standardized"   # xi in standardised reward units | raw (objective units, as skopt)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
+        if self.preset not in ("default", "skopt"):
+            raise ValueError(f"algo.preset='{self.preset}' is unknown; allowed: default, skopt")
+        if self.preset == "skopt":
+            defaults = {f.name: f.default for f in fields(self)}
+            for key, value in SKOPT.items():
+                if getattr(self, key) == defaults[key]:
+                    object.__setattr__(self, key, value)
+        if self.init not in ("sobol", "random"):
+            raise ValueError(f"algo.init='{self.init}' is unknown; allowed: sobol, random")
+        if self.xi_units not in ("standardized", "raw"):
+            raise ValueError(f"algo.xi_units='{self.xi_units}' is unknown; allowed: standardized, raw")
+        if self.xi < 0:
+            raise ValueError(f"algo.xi={self.xi} must be >= 0")
         if self.n_init < 0:
             raise ValueError(f"algo.n_init={self.n_init} must be >= 0")
         if self.beta_schedule not in ("constant", "srinivas"):

@@ -9,14 +9,20 @@ ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 ``f_x(w_t) + sigma ||grad_w f_x(w_t)|| sqrt(U/t) + U/t``.
 
-The network sees the unit cube the loop works on (an affine map of the task's box, so a network that
-is realizable on the box stays realizable); rewards ``sign * value`` are standardised with the
-Phase I mean and standard deviation, fixed for the run so that the online regression stays consistent.
+The network sees the unit cube the loop works on (times ``model.input_scale``: an affine map of the
+task's box, so a network that is realizable on the box stays realizable); rewards ``sign * value`` are
+scaled with the Phase I median and interquartile range (``outputs``), fixed for the run so that the online regression
+stays consistent, and clipped from below (``clip_low``). Step 5 searches a box of side ``trust_region``
+around the best observed point and returns the best candidate not queried before (``avoid_repeats``);
+``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``).
 """
 from __future__ import annotations
 
+import json
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -53,6 +59,29 @@ def project_ellipsoid(W: Tensor, center: Tensor, chol: Tensor, beta: float) -> T
     return center + D * scale
 
 
+def output_scaling(y: Tensor, outputs: str) -> tuple[float, float]:
+    """Centre and scale of the rewards ``y`` (``n``): iqr (median, IQR / 1.349), mad (median, 1.4826 MAD) --
+    both fall back to the std, then 1, where the spread is 0 --, standard (mean, std) or raw (0, 1)."""
+    if outputs == "raw" or y.numel() < 2:
+        return 0.0, 1.0
+    if outputs == "standard":
+        return float(y.mean()), max(float(y.std()), 1e-9)
+    center = float(y.median())
+    if outputs == "iqr":
+        q = torch.quantile(y, torch.tensor([0.25, 0.75], dtype=y.dtype))
+        spread = float(q[1] - q[0]) / 1.349
+    else:
+        spread = 1.4826 * float((y - center).abs().median())
+    if spread <= 1e-12:
+        spread = float(y.std())
+    return center, spread if spread > 1e-12 else 1.0
+
+
+def _key(config: dict[str, Any]) -> str:
+    """A hashable identity of a decoded configuration."""
+    return json.dumps(config, sort_keys=True, default=str)
+
+
 class GOUCB(AskTellAlgorithm):
     """GO-UCB with the ``ball`` (default) or ``bonus`` Phase II."""
 
@@ -80,6 +109,7 @@ class GOUCB(AskTellAlgorithm):
         self.Sigma = self.lam * torch.eye(self.d_w, dtype=ctx.dtype)
         self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
         self.mu, self.scale, self.F = 0.0, 1.0, 1.0
+        self.queried: set[str] = set()
 
     # -- schedules --------------------------------------------------------------------------
     def beta_t(self, t: int) -> float:
@@ -89,13 +119,14 @@ class GOUCB(AskTellAlgorithm):
         return self.config.beta_scale * self.d_w**3 * self.F**4 * t / self.T2
 
     def _z(self, rewards: Tensor) -> Tensor:
-        return (rewards - self.mu) / self.scale
+        """Scaled rewards the network fits, clipped from below at ``-clip_low`` (when > 0)."""
+        z = (rewards - self.mu) / self.scale
+        return z.clamp_min(-self.config.clip_low) if self.config.clip_low > 0 else z
 
     # -- Phase I ----------------------------------------------------------------------------
     def _finish_phase_one(self) -> None:
         y = torch.tensor(self.rewards, dtype=self.dtype)
-        if self.config.standardize and len(self.rewards) >= 2:
-            self.mu, self.scale = float(y.mean()), max(float(y.std()), 1e-9)
+        self.mu, self.scale = output_scaling(y, self.config.outputs)
         z = self._z(y)
         self.F = max(1.0, float(z.abs().max()))
         self.w0, self.oracle_mse = self.model.fit(torch.stack(self.X), z, self.generator)
@@ -142,34 +173,40 @@ class GOUCB(AskTellAlgorithm):
             u = self.model.grad_w(w_hat, raw) @ Linv.T        # rows L^{-1} g_x
             unorm = torch.linalg.norm(u, dim=1)
             score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
+
+        def linear(P: Tensor) -> Tensor:
+            return self.linear_ucb(P, w_hat, Linv, root)
+
         k = min(self.config.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
         if self.config.ball_max == "linear":
             return self._linear_ascent(raw, top, score, w_hat, Linv, root, beta)
         X = raw[top].clone().requires_grad_(True)
         Z = (u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)).clone().requires_grad_(True)
-        opt = torch.optim.Adam([{"params": [X], "lr": self.config.ascent_lr},
-                                {"params": [Z], "lr": self.config.ascent_lr_w}])
-        best_x, best_v, best_z = raw[top[0]].clone(), -math.inf, Z[0].detach().clone()
+        opt = self._optimizer([X], [Z])
+        lo, hi = self._region()
+        best_X, best_Z = X.detach().clone(), Z.detach().clone()
+        best_v = torch.full((k,), -math.inf, dtype=self.dtype)
         for step in range(self.config.ascent_steps + 1):
             W = w_hat + root * (Z @ Linv)
             values = self.model.value_pairs(W, X)
-            with torch.no_grad():
-                j = int(values.argmax())
-                if float(values[j]) > best_v:
-                    best_x, best_v, best_z = X[j].detach().clone(), float(values[j]), Z[j].detach().clone()
+            with torch.no_grad():  # the best point each start has visited
+                better = values > best_v
+                best_v = torch.where(better, values, best_v)
+                best_X[better], best_Z[better] = X[better], Z[better]
             if step == self.config.ascent_steps:
                 break
             opt.zero_grad()
             (-values.sum()).backward()
             opt.step()
-            with torch.no_grad():  # projections: x onto the box, z onto the unit ball (= w onto Ball_t)
-                X.clamp_(0.0, 1.0)
+            with torch.no_grad():  # projections: x onto the search box, z onto the unit ball (= w onto Ball_t)
+                X.copy_(torch.minimum(torch.maximum(X, lo), hi))
                 Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
-        w_opt = w_hat + root * (best_z @ Linv)
+        j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
+        w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None else w_hat
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
                 "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": best_v,
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
         return best_x, info
 
@@ -183,23 +220,26 @@ class GOUCB(AskTellAlgorithm):
                        root: float, beta: float) -> tuple[Tensor, dict[str, float]]:
         """Projected gradient ascent over x of :meth:`linear_ucb` (``ball_max=linear``)."""
         X = raw[top].clone().requires_grad_(True)
-        opt = torch.optim.Adam([X], lr=self.config.ascent_lr)
-        best_x, best_v = raw[top[0]].clone(), float(score[top[0]])
+        opt = self._optimizer([X], [])
+        lo, hi = self._region()
+        best_X, best_v = X.detach().clone(), torch.full((X.shape[0],), -math.inf, dtype=self.dtype)
         for step in range(self.config.ascent_steps + 1):
             values = self.linear_ucb(X, w_hat, Linv, root)
             with torch.no_grad():
-                j = int(values.argmax())
-                if float(values[j]) > best_v:
-                    best_x, best_v = X[j].detach().clone(), float(values[j])
+                better = values > best_v
+                best_v = torch.where(better, values, best_v)
+                best_X[better] = X[better]
             if step == self.config.ascent_steps:
                 break
             opt.zero_grad()
             (-values.sum()).backward()
             opt.step()
             with torch.no_grad():
-                X.clamp_(0.0, 1.0)
+                X.copy_(torch.minimum(torch.maximum(X, lo), hi))
+        _, best_x, value = self._choose(best_X, best_v, raw, score,
+                                        lambda P: self.linear_ucb(P, w_hat, Linv, root))
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam), "w_shift": 0.0,
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": best_v,
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
         return best_x, info
 
@@ -225,28 +265,76 @@ class GOUCB(AskTellAlgorithm):
         k = min(c.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
         Xs = raw[top].clone()
-        best_x, best_v = raw[top[0]].clone(), float(score[top[0]])
-        opt = torch.optim.Adam([Xs.requires_grad_(True)], lr=c.ascent_lr)
+        opt = self._optimizer([Xs.requires_grad_(True)], [])
+        lo, hi = self._region()
         for _ in range(c.ascent_steps):
             opt.zero_grad()
             Xs.grad = -acq_grad(Xs.detach())
             opt.step()
             with torch.no_grad():
-                Xs.clamp_(0.0, 1.0)
+                Xs.copy_(torch.minimum(torch.maximum(Xs, lo), hi))
         with torch.no_grad():
             final = acq(Xs.detach())
-        j = int(final.argmax())
-        if float(final[j]) > best_v:
-            best_x, best_v = Xs[j].detach().clone(), float(final[j])
+        _, best_x, best_v = self._choose(Xs.detach(), final, raw, score, acq)
         info = {"bonus_coef": coef, "acquisition": best_v, "train_mse": mse,
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)),
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
         return best_x, info
 
-    def _raw_points(self) -> Tensor:
-        raw = torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
-        best = self.X[int(torch.tensor(self.rewards).argmax())]
-        return torch.cat([raw, best.unsqueeze(0)])
+    # -- Step 5 helpers: search box, starts, optimiser, choice ----------------------------------
+    def _incumbent(self) -> Tensor:
+        return self.X[int(torch.tensor(self.rewards).argmax())]
+
+    def _region(self, side: float | None = None) -> tuple[Tensor, Tensor]:
+        """Lower and upper corners (``d`` each) of the search box: side ``trust_region`` around the best point."""
+        half = (side or self.config.trust_region) / 2
+        if half >= 0.5:
+            return torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
+        best = self._incumbent()
+        return (best - half).clamp(0.0, 1.0), (best + half).clamp(0.0, 1.0)
+
+    def _raw_points(self, side: float | None = None) -> Tensor:
+        """``raw_samples`` uniform points of the search box and the best observed point (``m x d``)."""
+        lo, hi = self._region(side)
+        raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
+        return torch.cat([raw, self._incumbent().unsqueeze(0)])
+
+    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> torch.optim.Optimizer:
+        """Adam (unit-cube steps) or plain gradient ascent with the rate in the net's input units (the paper)."""
+        c = self.config
+        if c.ascent_optimizer == "adam":
+            return torch.optim.Adam([{"params": xs, "lr": c.ascent_lr}] + ([{"params": ws, "lr": c.ascent_lr_w}]
+                                                                          if ws else []))
+        lr_x = c.ascent_lr / self.model.config.input_scale**2  # x_in = s x: a step lr in x_in is lr / s^2 in x
+        return torch.optim.SGD([{"params": xs, "lr": lr_x}] + ([{"params": ws, "lr": c.ascent_lr_w}] if ws else []))
+
+    def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
+                score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
+        """The highest-valued ascent result, or with ``avoid_repeats`` the first configuration never queried (or
+        the best one seen) among the ascent results (by value), then the raw points (by score), then fresh points (scored by
+        ``score_fn``) of boxes twice, four times, ... as wide until the whole cube: a discrete search box can
+        run out of new configurations. Returns ``(start index or None, x, its value)``; falls back to the best
+        ascent result when no new configuration turns up."""
+        order = torch.argsort(values, descending=True).tolist()
+        if self.config.avoid_repeats:
+            best = _key(self.task.space.decode(self._incumbent()))
+            for j in order:
+                key = _key(self.task.space.decode(X[j]))
+                if key not in self.queried or key == best:
+                    return j, X[j].detach().clone(), float(values[j])
+            side = self.config.trust_region
+            while True:
+                for i in torch.argsort(score, descending=True).tolist():
+                    key = _key(self.task.space.decode(raw[i]))
+                    if key not in self.queried or key == best:
+                        return None, raw[i].clone(), float(score[i])
+                if side >= 1.0:
+                    break
+                side = min(2 * side, 1.0)
+                raw = self._raw_points(side)
+                with torch.no_grad():
+                    score = score_fn(raw)
+        return order[0], X[order[0]].detach().clone(), float(values[order[0]])
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -271,6 +359,7 @@ class GOUCB(AskTellAlgorithm):
         if isinstance(outcome, Failure) or not suggestion.observe or not math.isfinite(outcome.value):
             return
         x = suggestion.x.detach().to(self.dtype).reshape(-1)
+        self.queried.add(_key(suggestion.config))
         reward = self.sign * outcome.value
         self.X.append(x)
         self.rewards.append(reward)

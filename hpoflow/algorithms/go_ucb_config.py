@@ -1,13 +1,23 @@
 """Config of GO-UCB (papers 003/004) (no torch import: composed by Hydra at start-up)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 from hpoflow.surrogates.parametric_config import ParametricConfig
 
 VARIANTS = ("ball", "bonus")
 BETA_SCHEDULES = ("paper", "constant")
 BALL_MAX = ("exact", "linear")
+OUTPUTS = ("iqr", "mad", "standard", "raw")
+ASCENT_OPTIMIZERS = ("adam", "sgd")
+PRESETS = ("default", "paper")
+# algo.preset=paper: paper 004, Appendix D.1, literally (settings the user left at their default take these).
+# The paper does not say where Step 5's ascent starts; we start it from the one point with the highest
+# linearised optimistic value among raw_samples uniform points and the best observed point.
+PAPER = {"outputs": "raw", "clip_low": 0.0, "beta_schedule": "paper", "ascent_optimizer": "sgd",
+         "ascent_steps": 2000, "ascent_lr": 1e-4, "ascent_lr_w": 1e-4, "ascent_starts": 1, "trust_region": 1.0,
+         "avoid_repeats": False, "sigma": 0.01}
+PAPER_MODEL = {"optimizer": "sgd", "lr": 1e-11, "iterations": 2000, "restarts": 1, "tol": 0.0, "input_scale": 10.0}
 
 
 @dataclass(frozen=True)
@@ -20,10 +30,33 @@ class GOUCBConfig:
     """
 
     name: str = "go_ucb"
+    # default (ours: local, robust, no repeats; see below) | paper (Appendix D.1 literally: PAPER above)
+    preset: str = "default"
     variant: str = "ball"            # ball (ICML, Algorithm 1) | bonus (arXiv)
     n_init: int = 0                  # Phase I queries; 0: ceil(sqrt(budget.rounds))
     model: ParametricConfig = field(default_factory=ParametricConfig)
-    standardize: bool = True         # rewards standardised with the Phase I mean/std (fixed afterwards)
+    # rewards the network fits (fixed after Phase I): iqr = (r - median) / (IQR / 1.349) of Phase I |
+    # mad = (r - median) / (1.4826 MAD) | standard = Phase I mean/std | raw (the paper). Standardising by the std
+    # of 5 near-equal accuracies made one bad point -70 sd and the fitted net predict corners +5 sd above the
+    # data (issue 19). mad collapses when most Phase I values tie (f1's flat tails: z up to 60): go_ucb_f1
+    # Phase II regret 0 / 95.9 / 0 / 0 / 12.0 (mad) vs 0 / 1.3 / 0 / 0 / 0 (iqr), seeds 0-4.
+    outputs: str = "iqr"
+    # rewards more than clip_low scaled units below the Phase I centre count as exactly that bad (0: off):
+    # a failed / degenerate configuration says "bad", its size must not dominate the least squares.
+    # Measured downside: on breast_cancer-mlp seed 2 the net saw a 0.61-accuracy plateau as only 3 units worse
+    # and spent 14 of 25 Phase II rounds there (scripts/results/ablate_go_ucb.txt).
+    clip_low: float = 3.0
+    # Step 5 searches a box of this side (unit-cube units) around the best observed point, clipped to the
+    # cube (1: the whole cube, as the paper); widened x2 until it holds a configuration not queried yet.
+    # A local optimistic search, not a global one: the 25-unit net
+    # fitted to a handful of points extrapolates to the box's corners, which are catastrophic on real tasks.
+    # Measured: floats queried on a bound 83% -> 24% (mlp), 77% -> 3% (gb); a cliff next to the best point
+    # stays reachable (mlp learning_rate_init -> 1e-6 on the task's linear axis).
+    trust_region: float = 0.4
+    # pick the best candidate whose decoded configuration was never queried or is the best seen (ascent results
+    # first, then the screened raw points): on integer / categorical spaces many x decode to one configuration,
+    # and re-querying a non-best one teaches nothing (v0 repeated a 0.864 GB configuration 14 times, issue 19).
+    avoid_repeats: bool = True
     # Phase I data in Sigma_t and in the closed-form w_t (eq. 3-5 with the n Phase I points linearised at
     # w_0, where the oracle put them): the ball then cannot move f at the points Phase I already measured.
     # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
@@ -50,8 +83,9 @@ class GOUCBConfig:
     # Default exact: linear left breast_cancer-mlp unchanged (Phase II regret 1.44 / 1.23 vs 1.40 / 1.23, 2 seeds).
     ball_max: str = "exact"
     ascent_steps: int = 100          # joint projected gradient ascent over (x, w) (paper: 2000 plain steps)
-    ascent_lr: float = 0.02          # Adam step on x in the unit cube
-    ascent_lr_w: float = 0.05        # Adam step on w in whitened ellipsoid coordinates (ball = unit ball)
+    ascent_optimizer: str = "adam"   # adam | sgd (plain gradient ascent, the paper)
+    ascent_lr: float = 0.02          # step on x: adam in the unit cube; sgd in the net's input units (paper)
+    ascent_lr_w: float = 0.05        # step on w in whitened ellipsoid coordinates (ball = unit ball)
     ascent_starts: int = 8           # starts kept from the raw candidates (scored by the linearised UCB)
     raw_samples: int = 512
     # bonus variant
@@ -60,6 +94,17 @@ class GOUCBConfig:
     refit_iterations: int = 500      # oracle steps per round (warm-started) for w_t
 
     def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise ValueError(f"algo.preset='{self.preset}' is unknown; allowed: {', '.join(PRESETS)}")
+        if self.preset == "paper":
+            self._apply(PAPER, PAPER_MODEL)
+        for key, allowed in (("outputs", OUTPUTS), ("ascent_optimizer", ASCENT_OPTIMIZERS)):
+            if getattr(self, key) not in allowed:
+                raise ValueError(f"algo.{key}='{getattr(self, key)}' is unknown; allowed: {', '.join(allowed)}")
+        if not 0 < self.trust_region <= 1:
+            raise ValueError(f"algo.trust_region={self.trust_region} must be in (0, 1] (1: the whole cube)")
+        if self.clip_low < 0:
+            raise ValueError(f"algo.clip_low={self.clip_low} must be >= 0 (0: off)")
         if self.variant not in VARIANTS:
             raise ValueError(f"algo.variant='{self.variant}' is unknown; allowed: {', '.join(VARIANTS)}")
         if self.beta_schedule not in BETA_SCHEDULES:
@@ -80,3 +125,13 @@ class GOUCBConfig:
         for key in ("ascent_steps", "ascent_starts", "raw_samples", "refit_iterations"):
             if getattr(self, key) < 1:
                 raise ValueError(f"algo.{key}={getattr(self, key)} must be >= 1")
+
+    def _apply(self, values: dict, model_values: dict) -> None:
+        """Set the preset's values on every field (and model field) still at its default (frozen dataclass)."""
+        defaults = {f.name: f.default for f in fields(self) if f.name != "model"}
+        for key, value in values.items():
+            if getattr(self, key) == defaults[key]:
+                object.__setattr__(self, key, value)
+        model_defaults = ParametricConfig()
+        changes = {k: v for k, v in model_values.items() if getattr(self.model, k) == getattr(model_defaults, k)}
+        object.__setattr__(self, "model", replace(self.model, **changes))

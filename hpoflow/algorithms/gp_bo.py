@@ -39,8 +39,11 @@ class GPBO(AskTellAlgorithm):
                              f"got {type(self.model).__name__}")
         self.generator = ctx.generator(17)
         self.n_init = config.n_init or max(2, min(self.dim + 1, ctx.rounds // 2))
-        sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True, seed=ctx.seed * 7 + 3)
-        self.init_points = sobol.draw(self.n_init, dtype=ctx.dtype)
+        if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol
+            self.init_points = torch.rand(self.n_init, self.dim, generator=ctx.generator(19), dtype=ctx.dtype)
+        else:
+            sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True, seed=ctx.seed * 7 + 3)
+            self.init_points = sobol.draw(self.n_init, dtype=ctx.dtype)
         self.candidates = ctx.task.candidates
         size = ctx.task.space.finite_size()
         if self.candidates is None and size is not None and size <= MAX_ENUMERATED:
@@ -73,6 +76,12 @@ class GPBO(AskTellAlgorithm):
     def incumbent(self) -> Tensor:
         """Best observed standardised reward."""
         return self.model.standardize(torch.tensor(self.y, dtype=self.dtype)).max()
+
+    def margin(self) -> float:
+        """The improvement margin ``xi`` in standardised units (``xi_units=raw``: divided by the reward std)."""
+        if self.config.xi_units == "raw":
+            return self.config.xi / float(self.model.y_std)
+        return self.config.xi
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -130,7 +139,7 @@ class GPEI(GPBO):
     name = "gp_ei"
 
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
-        best = self.incumbent()
+        best = self.incumbent() + self.margin()
 
         def fn(X: Tensor) -> Tensor:
             return acq.log_expected_improvement(*self._posterior(X), best)
@@ -144,9 +153,9 @@ class GPPI(GPBO):
     name = "gp_pi"
 
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
-        best = self.incumbent()
+        best, xi = self.incumbent(), self.margin()
 
         def fn(X: Tensor) -> Tensor:
-            return acq.log_probability_of_improvement(*self._posterior(X), best, self.config.xi)
+            return acq.log_probability_of_improvement(*self._posterior(X), best, xi)
 
         return fn, {"incumbent": float(best)}

@@ -21,7 +21,11 @@ class ParametricConfig:
     optimizer: str = "adam"        # least-squares oracle: sgd | adam | lbfgs (the paper used SGD)
     iterations: int = 2000         # full-batch steps of the oracle (the paper: 2000)
     lr: float = 0.01
-    restarts: int = 3              # random initialisations; the lowest training loss wins
+    restarts: int = 3              # random initialisations, fitted as one batch; the lowest training loss wins
+    # sgd/adam stop once the best start's mean squared error is below tol * var(y) (checked every 50 steps;
+    # 0: always run all iterations, as the papers' 2,000 fixed steps)
+    tol: float = 1e-5
+    input_scale: float = 1.0       # the net sees input_scale * x for x in the unit cube (papers 003/004: 10)
     # L2 penalty of the oracle (0: plain least squares, eq. 2) and centred inputs (the net sees 2x - 1).
     # Both off by default: for GO-UCB (with phase1_in_sigma) weight_decay=1e-3 + center_inputs left
     # breast_cancer-mlp unchanged and cost go_ucb_f1 Phase II regret 6.7 in one of two seeds.
@@ -44,5 +48,7 @@ class ParametricConfig:
         for key in ("lr", "prior_precision", "noise"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"model.{key}={getattr(self, key)} must be > 0")
+        if self.tol < 0 or self.input_scale <= 0:
+            raise ValueError(f"model.tol={self.tol} must be >= 0 and model.input_scale={self.input_scale} > 0")
         if self.weight_decay < 0:
             raise ValueError(f"model.weight_decay={self.weight_decay} must be >= 0")

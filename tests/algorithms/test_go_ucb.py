@@ -1,16 +1,20 @@
 """GO-UCB maths: the closed-form centre (eq. 5), the ellipsoid projection, schedules, and the ask/tell loop."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 import torch
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.go_ucb import GOUCB, closed_form_center, project_ellipsoid
+from hpoflow.algorithms.go_ucb import GOUCB, closed_form_center, output_scaling, project_ellipsoid
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.loop import Budget, run
+from hpoflow.records import Direction, Evaluation
+from hpoflow.space import Int, SearchSpace
 from hpoflow.surrogates.parametric_config import ParametricConfig
+from hpoflow.tasks.base import Task
 from hpoflow.tasks.synthetic import make_go_ucb_f1
 
 torch.set_num_threads(1)
@@ -158,7 +162,7 @@ def test_phase1_in_sigma_puts_the_phase1_points_in_sigma_and_the_centre():
     assert torch.allclose(plain.Sigma, plain.lam * torch.eye(plain.d_w, dtype=torch.float64))
     # the ball is narrower along the Phase I gradients: the linearised UCB width at a Phase I point shrinks
     g = algo.model.grad_w(algo.w0, algo.X[0].unsqueeze(0))[0]
-    width = lambda S: float(g @ torch.linalg.solve(S, g))  # noqa: E731
+    width = lambda S: float(g @ torch.linalg.solve(S, g))
     assert width(algo.Sigma) < 0.5 * width(plain.Sigma)
 
 
@@ -224,3 +228,109 @@ def test_ball_max_linear_runs_and_rejects_unknown():
     assert len(result.records) == 8 and result.records[-1].metrics["w_shift"] == 0.0
     with pytest.raises(ValueError, match="algo.ball_max"):
         GOUCBConfig(ball_max="x")
+
+
+def test_output_scaling_iqr_mad_standard_raw():
+    y = torch.tensor([0.95, 0.96, 0.94, 0.955, 0.30], dtype=torch.float64)  # one catastrophic point
+    center, scale = output_scaling(y, "mad")
+    assert center == pytest.approx(0.95)
+    assert scale == pytest.approx(1.4826 * 0.01)  # MAD: |deviations| = 0, .01, .01, .005, .65 -> median .01
+    center, scale = output_scaling(y, "iqr")  # quartiles .94 and .955 (linear interpolation of 5 points)
+    assert center == pytest.approx(0.95) and scale == pytest.approx(0.015 / 1.349)
+    tails = torch.tensor([1.0, 1.09, 1.28, 10.4, 25.92], dtype=torch.float64)  # f1 seed 1 Phase I: MAD 0.28, IQR 9.31
+    assert output_scaling(tails, "iqr")[1] == pytest.approx(9.31 / 1.349)
+    assert output_scaling(tails, "mad")[1] == pytest.approx(1.4826 * 0.28)
+    assert output_scaling(y, "standard") == (pytest.approx(float(y.mean())), pytest.approx(float(y.std())))
+    assert output_scaling(y, "raw") == (0.0, 1.0)
+    ties = torch.tensor([1.0, 1.0, 1.0, 2.0], dtype=torch.float64)  # MAD 0: falls back to the std
+    assert output_scaling(ties, "mad") == (1.0, pytest.approx(float(ties.std())))
+    assert output_scaling(torch.ones(4, dtype=torch.float64), "iqr") == (1.0, 1.0)
+
+
+def test_bad_rewards_are_clipped_from_below_only():
+    algo = GOUCB(GOUCBConfig(model=SMALL, clip_low=3.0), _ctx())
+    algo.mu, algo.scale = 1.0, 0.5
+    z = algo._z(torch.tensor([-10.0, 0.0, 1.0, 9.0], dtype=torch.float64))
+    assert torch.allclose(z, torch.tensor([-3.0, -2.0, 0.0, 16.0], dtype=torch.float64))
+    off = GOUCB(GOUCBConfig(model=SMALL, clip_low=0.0), _ctx())
+    off.mu, off.scale = 1.0, 0.5
+    assert float(off._z(torch.tensor(-10.0, dtype=torch.float64))) == pytest.approx(-22.0)
+
+
+def test_step5_stays_in_the_trust_region_around_the_best_point():
+    ctx = _ctx(rounds=10, dim=4)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, trust_region=0.2, ascent_steps=20, raw_samples=64), ctx)
+    for t in range(1, 11):
+        s = algo.ask(t)
+        if t > 4:
+            best = algo._incumbent()
+            lo, hi = algo._region()
+            assert torch.allclose(lo, (best - 0.1).clamp(0, 1)) and torch.allclose(hi, (best + 0.1).clamp(0, 1))
+            assert bool(((s.x >= lo - 1e-12) & (s.x <= hi + 1e-12)).all())
+        algo.tell(s, ctx.task.evaluate(s.config, round=t))
+    whole = GOUCB(GOUCBConfig(model=SMALL, trust_region=1.0), ctx)
+    whole.X, whole.rewards = [torch.full((4,), 0.9, dtype=torch.float64)], [1.0]
+    lo, hi = whole._region()
+    assert bool((lo == 0).all() and (hi == 1).all())
+
+
+class _Grid(Task):
+    """A 3 x 3 integer grid with a unique maximum; every configuration is a distinct point."""
+
+    name = "grid3"
+    direction = Direction.MAXIMIZE
+    space = SearchSpace((Int("a", 0, 2), Int("b", 0, 2)))
+
+    def evaluate(self, config, *, round, observe=True):
+        return Evaluation(value=-float((config["a"] - 2) ** 2 + (config["b"] - 1) ** 2))
+
+
+@pytest.mark.parametrize("avoid", [True, False])
+def test_avoid_repeats_requeries_only_the_best_configuration_seen(avoid):
+    task = _Grid()
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=2, avoid_repeats=avoid, ascent_steps=10, raw_samples=32),
+                 BuildContext(task=task, rounds=12, seed=0))
+    records = run(task, algo, budget=Budget(12)).records
+    seen: dict[str, float] = {}
+    repeats_of_non_best = 0
+    for r in records:
+        key = json.dumps(r.config, sort_keys=True)
+        if key in seen and seen[key] < max(seen.values()):
+            repeats_of_non_best += 1
+        seen[key] = r.value
+    if avoid:
+        assert repeats_of_non_best == 0
+        assert max(seen.values()) == 0.0  # the grid's maximum was found
+    else:
+        assert repeats_of_non_best > 0  # without the filter the net's optimum is re-queried though worse
+
+
+def test_paper_preset_sets_appendix_d1_and_keeps_explicit_values():
+    c = GOUCBConfig(preset="paper")
+    assert (c.outputs, c.clip_low, c.beta_schedule, c.ascent_optimizer, c.ascent_steps, c.ascent_lr) == \
+        ("raw", 0.0, "paper", "sgd", 2000, 1e-4)
+    assert (c.trust_region, c.avoid_repeats, c.ascent_starts, c.sigma) == (1.0, False, 1, 0.01)
+    assert (c.model.optimizer, c.model.lr, c.model.iterations, c.model.input_scale, c.model.tol) == \
+        ("sgd", 1e-11, 2000, 10.0, 0.0)
+    kept = GOUCBConfig(preset="paper", ascent_steps=7, model=ParametricConfig(hidden=5))
+    assert kept.ascent_steps == 7 and kept.model.hidden == 5 and kept.model.lr == 1e-11
+    assert GOUCBConfig().outputs == "iqr" and GOUCBConfig().trust_region == 0.4
+    with pytest.raises(ValueError, match="algo.preset"):
+        GOUCBConfig(preset="icml")
+
+
+def test_paper_ascent_moves_x_by_at_most_its_step_budget():
+    """Plain ascent with the paper's rate in [0, 10]-input units: 2000 steps of 1e-4 leave x where it started."""
+    ctx = _ctx(rounds=8, dim=3)
+    cfg = GOUCBConfig(preset="paper", n_init=4, model=ParametricConfig(hidden=5, input_scale=10.0), raw_samples=32,
+                      ascent_steps=200)
+    algo = GOUCB(cfg, ctx)
+    for t in range(1, 6):
+        s = algo.ask(t)
+        algo.tell(s, ctx.task.evaluate(s.config, round=t))
+    assert algo.oracle_mse > 0 and torch.isfinite(algo.w0).all()
+    gen_state = algo.generator.get_state()
+    raw = algo._raw_points()
+    algo.generator.set_state(gen_state)
+    s = algo.ask(6)
+    assert float(torch.cdist(s.x.reshape(1, -1), raw).min()) < 0.013  # within the move of one start

@@ -1,6 +1,7 @@
 """GP-BO family: failures are imputed pessimistically so the search moves away from them."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from hpoflow.algorithms.base import BuildContext
@@ -21,3 +22,29 @@ def test_failed_point_is_told_with_the_worst_reward():
     algo.tell(s, Failure("diverged"))
     assert len(algo.y) == 4 and algo.y[-1] == min(algo.y[:3])
     assert torch.equal(algo.X[-1], s.x)
+
+
+def test_skopt_preset_sets_gp_minimize_defaults_and_keeps_explicit_values():
+    c = GPBOConfig(preset="skopt")
+    assert (c.n_init, c.init, c.xi, c.xi_units) == (10, "random", 0.01, "raw")
+    assert c.beta == pytest.approx(1.96**2)
+    assert GPBOConfig(preset="skopt", n_init=4).n_init == 4
+    with pytest.raises(ValueError, match="algo.preset"):
+        GPBOConfig(preset="sklearn")
+    with pytest.raises(ValueError, match="algo.init"):
+        GPBOConfig(init="lhs")
+
+
+def test_raw_xi_is_divided_by_the_reward_std_and_shifts_the_ei_incumbent():
+    task = make_branin()
+    ctx = BuildContext(task=task, rounds=8, seed=0, surrogate=lambda d: ExactGP(d))
+    algo = GPEI(GPBOConfig(preset="skopt", n_init=3), ctx)
+    assert algo.init_points.shape == (3, 2)
+    for t in range(1, 5):
+        s = algo.ask(t)
+        algo.tell(s, task.evaluate(s.config, round=t))
+    assert algo.margin() == pytest.approx(0.01 / float(algo.model.y_std))
+    _, info = algo.acquisition(5)
+    assert info["incumbent"] == pytest.approx(float(algo.incumbent()) + algo.margin())
+    ours = GPEI(GPBOConfig(n_init=3), ctx)
+    assert ours.margin() == 0.0
