@@ -50,6 +50,8 @@ def install() -> None:
     """Wrap Hydra's error reporter so that composition errors print one line and exit with status 2."""
     from hydra._internal import utils
 
+    from hpoflow.tracking.params import mask_secrets
+
     original: Callable[[Any], Any] = utils.run_and_report
     if getattr(original, "_hpoflow", False):
         return
@@ -60,7 +62,7 @@ def install() -> None:
         try:
             return func()
         except JobFailed as ex:  # raised by the sweeper after every job of the batch has run
-            print(f"Error: the sweep had failed jobs (the others ran); first: {ex}", file=sys.stderr)
+            print(f"Error: the sweep had failed jobs (the others ran); first: {mask_secrets(str(ex))}", file=sys.stderr)
             sys.exit(1)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
             message = one_line(ex)
@@ -69,7 +71,7 @@ def install() -> None:
                     raise err
 
                 return original(reraise)
-            print(f"Error: {message}", file=sys.stderr)
+            print(f"Error: {mask_secrets(message)}", file=sys.stderr)
             sys.exit(2)
 
     run_and_report._hpoflow = True  # type: ignore[attr-defined]

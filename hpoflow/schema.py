@@ -26,6 +26,7 @@ class TrackingConfig:
     run_name: Optional[str] = None    # default: <algo>-<task>-s<seed>
     flush_every: int = 100            # rounds between batched metric writes (also flushed every 10 s and at exit)
     artifacts: bool = True            # config, trajectory CSV, regret plot
+    heartbeat_s: float = 10.0         # seconds between the run lease's heartbeats (a dead writer is found after max(3x, 30 s))
 
 
 @dataclass

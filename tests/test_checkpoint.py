@@ -169,6 +169,10 @@ def test_resumed_tracker_logs_every_step_exactly_once(store):
         first.log(rec(t), {"value": float(t), "query_cost": float(t), "extra": 1.0})
     # "killed": rounds 1-4 were flushed, 5-6 are lost with the process; the run stays RUNNING
     client = MlflowClient(tracking_uri=store)
+    first._heartbeat.stop()  # ... and its heartbeat stopped long ago: the lease is dead
+    from hpoflow.tracking.lease import Lease, _write
+
+    _write(client, first.run_id, Lease(first._lease.owner, first._lease.host, first._lease.pid, 0.0, 10.0))
     assert [m.step for m in client.get_metric_history(first.run_id, "value")] == [1, 2, 3, 4]
 
     second = MlflowTracker(store, "resume", "r", flush_every=4, run_id=first.run_id)
