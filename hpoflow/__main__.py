@@ -36,10 +36,12 @@ def main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from hpoflow.app import ConfigError, resume_settings, run_from_settings, sweep_id_from, validate
-    from hpoflow.cli_outputs import RUN_LOST, interrupted_message, lost_message, mask_hydra_outputs
+    from hpoflow.cli_outputs import (RUN_LOST, exit_without_store_cleanup, interrupted_message, lost_message,
+                                     mask_hydra_outputs)
     from hpoflow.loop import ObjectiveError
     from hpoflow.signals import Interrupted
     from hpoflow.signals import install as install_signal_handlers
+    from hpoflow.tracking.health import StoreLost
     from hpoflow.tracking.params import mask_secrets
 
     hc = HydraConfig.get()
@@ -71,7 +73,11 @@ def main(cfg: DictConfig) -> None:
     except ObjectiveError as exc:  # the run is already FAILED in MLflow with every earlier step logged
         fail(f"run failed: {exc}", 1)
     except RUN_LOST as exc:  # the store vanished or another writer took over: the checkpoint is kept
-        fail(lost_message(exc, hc.runtime.output_dir, cfg.get("resume")), 1)
+        message = mask_secrets(lost_message(exc, hc.runtime.output_dir, cfg.get("resume")))
+        if isinstance(exc, StoreLost):  # the store is unusable: no other job can use it either
+            print(f"Error: {message}", file=sys.stderr, flush=True)
+            exit_without_store_cleanup(1)
+        fail(message, 1)
     except Interrupted as exc:  # the run is KILLED with every completed round logged: one line, 128 + signal
         message = interrupted_message(exc, hc.runtime.output_dir, cfg.get("resume"))
         print(f"Error: {mask_secrets(message)}", file=sys.stderr, flush=True)

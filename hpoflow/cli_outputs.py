@@ -1,6 +1,9 @@
 """What the CLI leaves behind and prints at the end: secret-free Hydra files, one-line end-of-run messages."""
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +50,17 @@ def lost_message(exc: BaseException, run_dir: str | None, resume: str | None = N
         hint = "; its checkpoint is kept: restore the store (or name another with tracking.uri=), then" + \
             hint.removeprefix(";")
     return f"run stopped: {exc}{hint}"
+
+
+def exit_without_store_cleanup(code: int) -> None:
+    """Flush our output and leave at once, skipping the interpreter's clean-up.
+
+    After ``StoreLost`` SQLite's connections must not be closed normally: closing runs a WAL checkpoint
+    into a file that became read-only (``chattr +i``), which ends in SIGBUS from its shared-memory map.
+    Nothing of the run is lost: the metrics are in the store (or never will be) and the checkpoint
+    was written atomically after the last completed round.
+    """
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
