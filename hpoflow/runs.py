@@ -47,8 +47,8 @@ def find_stale(client: Any, experiments: list[str] | None = None, grace_s: float
         return stale, unleased
     token = None
     while True:
-        page = retry(lambda: client.search_runs(list(names), "attributes.status = 'RUNNING'", max_results=1000,
-                                                page_token=token))
+        page = retry(lambda token=token: client.search_runs(list(names), "attributes.status = 'RUNNING'",
+                                                            max_results=1000, page_token=token))
         for run in page:
             lease = Lease.from_tags(run.data.tags)
             if lease is None:
