@@ -328,7 +328,12 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
 def _first_line(exc: BaseException) -> str:
     from hpoflow.tracking.params import mask_secrets
 
-    text = mask_secrets(str(exc)).strip().splitlines()
+    full = mask_secrets(str(exc))
+    if "Max retries exceeded" in full or "NewConnectionError" in full:  # requests' 1,000-character story
+        reason = ("connection refused" if "refused" in full.lower() else
+                  "timed out" if "timed out" in full.lower() or "timeout" in full.lower() else "unreachable")
+        return f"the server cannot be reached: {reason}, after MLflow's retries"
+    text = full.strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
 
 

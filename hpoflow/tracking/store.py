@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import random
 import sqlite3
@@ -65,6 +66,7 @@ def _client(uri: str) -> Any:
     if uri.startswith(("http://", "https://")):
         for key, value in HTTP_DEFAULTS.items():
             os.environ.setdefault(key, value)
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)  # each retry: our one line says it
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri)
