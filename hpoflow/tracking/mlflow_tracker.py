@@ -144,6 +144,7 @@ class MlflowTracker:
         if self._heartbeat is not None:
             self._heartbeat.stop()
             lost = self._heartbeat.error
+            self._heartbeat = None  # its other errors (a flaky server) must not stop the final writes
             if isinstance(lost, (leases.LeaseLost, StoreLost)):
                 return  # another process writes this run now, or the store is gone: write nothing
         try:
