@@ -30,7 +30,7 @@ register_resolvers()
 install_error_reporter()
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -59,11 +59,28 @@ def main(cfg: DictConfig) -> None:
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
         settings = validate(raw)  # type: ignore[arg-type]
+        experiment = hc.runtime.choices.get("experiment")
+        if experiment and not multirun:
+            raise ConfigError(f"experiment={experiment} is a study (a sweep): run it with -m "
+                              f"(python -m hpoflow -m experiment={experiment})")
         resume = None
         if settings.resume is not None:
             settings, state, path = resume_settings(settings.resume, list(hc.overrides.task), settings.tracking.uri,
                                                     composed=raw)  # type: ignore[arg-type]
             resume = (state, path)
+        elif multirun and settings.sweep.parent_run_id and settings.tracking.enabled:
+            from hpoflow.sweeps import Action, ConfigHashCollision, prepare_job
+
+            try:
+                plan = prepare_job(settings)
+            except ConfigHashCollision as exc:
+                raise ConfigError(str(exc)) from None
+            if plan.action is Action.RESUME:
+                settings, state, path = resume_settings(str(plan.checkpoint), [], settings.tracking.uri)
+                resume = (state, path)
+            elif plan.action is not Action.NEW:
+                print(f"job {hc.job.num}: {plan.action.value}: run {plan.run_id}", flush=True)
+                return
         run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None,
                           run_dir=hc.runtime.output_dir, resume=resume)
     except ConfigError as exc:

@@ -5,7 +5,7 @@ import contextlib
 import hashlib
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from hpoflow import registry
 from hpoflow.hardware import HardwareConfig
 from hpoflow.records import OnError
-from hpoflow.schema import BudgetConfig, TrackingConfig
+from hpoflow.schema import BudgetConfig, SweepConfig, TrackingConfig
 
 
 class ConfigError(ValueError):
@@ -41,6 +41,7 @@ class Settings:
     checkpoint_every: int = 1
     resume: str | None = None
     progress: bool = True
+    sweep: SweepConfig = field(default_factory=SweepConfig)
 
 
 def _to_dataclass(cls: type, values: dict[str, Any], group: str) -> Any:
@@ -113,9 +114,10 @@ def validate(raw: dict[str, Any]) -> Settings:
     resume = raw.get("resume")
     if resume is not None and (not isinstance(resume, str) or not resume.strip()):
         raise ConfigError(f"resume={resume!r} must name a run folder, a checkpoint file or an MLflow run id")
+    sweep = _to_dataclass(SweepConfig, raw.get("sweep") or {}, "sweep")
     return Settings(algo, algo_entry, algo_target, surrogate, surrogate_entry, task, task_entry, task_target,
                     hardware, tracking, budget, seed, on_error, raw, every, resume,
-                    progress=bool(raw.get("progress", True)))
+                    progress=bool(raw.get("progress", True)), sweep=sweep)
 
 
 def _import(target: str) -> Any:
@@ -164,6 +166,14 @@ def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: s
             "seed": str(s.seed), "git_commit": _git_commit()}
     if sweep_id:
         tags["sweep_id"] = sweep_id
+    from hpoflow import sweeps
+
+    tags[sweeps.HASH_TAG] = sweeps.config_hash(s.raw)
+    if s.sweep.parent_run_id:  # a study's job: nested under the study's parent run
+        tags[sweeps.PARENT_TAG] = s.sweep.parent_run_id
+        tags[sweeps.INVOCATION_TAG] = str(s.sweep.invocation)
+        tags[sweeps.STUDY_TAG] = str(s.sweep.study)
+        tags["sweep_id"] = s.sweep.parent_run_id  # stable across re-runs of the study
     return tags
 
 

@@ -21,35 +21,39 @@ register(A, "grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "
 register(A, "gp_ucb", "hpoflow.algorithms.gp_bo:GPUCB", GPBOConfig, "GP-UCB (constant or Srinivas beta)")
 register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPBOConfig, "GP-EI (log-EI, best-observed incumbent)")
 register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPBOConfig, "GP-PI (probability of improvement)")
+_bbo_tasks = ("digits_mlp", "digits_cnn")
 register(A, "bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
-         "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)")
+         "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)", tasks=_bbo_tasks)
 register(A, "bbo_ucb", "hpoflow.algorithms.bbo:BBOUCB", BBOConfig,
-         "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)")
+         "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)", tasks=_bbo_tasks)
 
 # costly feedback, time-varying (paper 002): every selection rule takes every query rule (algo.query)
 _ce = "hpoflow.algorithms.ce_gp_ucb"
 _tv_smoke = ("surrogate=tv_gp", "task=tv_synthetic", "task.n_points=200")
+_tv_tasks = ("tv_synthetic", "online_digits")
 register(A, "tv_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
-         "TV-GP-UCB on the time-varying GP (needs surrogate=tv_gp); algo.query=always by default", smoke=_tv_smoke)
+         "TV-GP-UCB on the time-varying GP (selects surrogate=tv_gp); algo.query=always by default", smoke=_tv_smoke,
+         tasks=_tv_tasks)
 register(A, "r_gp_ucb", f"{_ce}:RGPUCB", TVUCBConfig,
-         "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (needs surrogate=tv_gp)",
-         smoke=_tv_smoke, reset_every=-1)
+         "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (selects surrogate=tv_gp)",
+         smoke=_tv_smoke, tasks=_tv_tasks, reset_every=-1)
 register(A, "ce_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
          "CE-GP-UCB: TV-GP-UCB that observes only when P(y(x_t) > y(x)) < algo.kappa for some x",
-         smoke=_tv_smoke, query="ce")
+         smoke=_tv_smoke, tasks=_tv_tasks, query="ce")
 _bandit_smoke = ("task=tv_bandit",)
 for _name, _cls, _desc in (("exp3s", "EXP3S", "EXP3.S (switching bandits)"),
                            ("eps_greedy", "EpsGreedy", "epsilon-greedy bandit"),
                            ("softmax", "Softmax", "Boltzmann-exploration bandit"),
                            ("ucb1", "UCB1", "UCB1 bandit")):
     register(A, _name, f"hpoflow.algorithms.bandits:{_cls}", BanditConfig,
-             f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries", smoke=_bandit_smoke)
+             f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries", smoke=_bandit_smoke, tasks=("tv_bandit",))
 _bl = "hpoflow.algorithms.bilevel"
 _small = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5")
 register(A, "sho", f"{_bl}:SHO", SHOConfig, "local SHO hypernetwork HPO (paper 001, App. B); needs task=ridge|logreg",
-         smoke=_small)
+         smoke=_small, tasks=("ridge", "logreg"))
 register(A, "my_hpo", f"{_bl}:MYHPO", MYHPOConfig,
-         "MY-HPO (paper 001; algo.variant=constant|backtracking|full); needs task=ridge|logreg", smoke=_small)
+         "MY-HPO (paper 001; algo.variant=constant|backtracking|full); needs task=ridge|logreg", smoke=_small,
+         tasks=("ridge", "logreg"))
 
 # surrogates
 register(S, "gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF")
@@ -97,7 +101,7 @@ from hpoflow.surrogates.parametric_config import ParametricConfig  # noqa: E402
 
 register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
          "GO-UCB: neural-network surrogate, ball (ICML) or bonus (arXiv) optimism",
-         smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"))
+         smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
 register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
          "two-layer network f_w(x) with a linearised (Laplace) variance")
 from hpoflow.algorithms.turbo_config import TuRBOConfig  # noqa: E402

@@ -62,6 +62,9 @@ def install() -> None:
         try:
             return func()
         except JobFailed as ex:  # raised by the sweeper after every job of the batch has run
+            from hpoflow.tracking.callbacks import close_open_studies
+
+            close_open_studies()  # the study's account and its parent run's status
             print(f"Error: the sweep had failed jobs (the others ran); first: {mask_secrets(str(ex))}", file=sys.stderr)
             sys.exit(1)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra

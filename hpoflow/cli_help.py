@@ -32,6 +32,7 @@ def help_text() -> str:
               "", "Descriptions:"]
     for kind, group in registry.GROUP_OF_KIND.items():
         for e in registry.entries(kind):
-            lines.append(f"  {group}={e.name:<18} {e.description}")
+            tasks = f" [tasks: {', '.join(e.tasks)}]" if e.tasks else ""
+            lines.append(f"  {group}={e.name:<18} {e.description}{tasks}")
     lines += ["", "Hydra's own help: --hydra-help"]
     return "\n".join(lines)

@@ -32,6 +32,8 @@ class Entry:
         description: one line for ``--help`` and the README.
         smoke: CLI overrides for the registry-wide smoke/contract tests, e.g. ``("task=ridge",)`` for an
             algorithm that needs a differentiable task (default: runs on ``task=branin``).
+        tasks: algorithms only: the tasks it is meant for (``--help`` names them; a test runs the algorithm at
+            its YAML defaults on each). Empty: any black-box task (tested on ``branin`` and ``breast_cancer``).
     """
 
     kind: str
@@ -41,6 +43,7 @@ class Entry:
     defaults: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     smoke: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
 
     def load(self) -> Callable[..., Any]:
         if not isinstance(self.target, str):
@@ -57,11 +60,11 @@ _PLUGINS_LOADED = False
 
 
 def register(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "",
-             smoke: tuple[str, ...] = (), **defaults: Any) -> Entry:
+             smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), **defaults: Any) -> Entry:
     """Add (or replace) a component under ``name``; ``defaults`` override the config dataclass's defaults."""
     if kind not in KINDS:
         raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
-    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke))
+    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke), tuple(tasks))
     _REGISTRY[kind][name] = entry
     return entry
 

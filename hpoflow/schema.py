@@ -1,11 +1,15 @@
-"""Structured config schema: every registered component's dataclass becomes a Hydra group option.
+"""Structured config schema: every registered component's dataclass backs its YAML option.
 
-Composing the config then type-checks every override (``algo.beta=abc`` fails before any work),
-and rejects unknown keys. Only dataclasses are imported here: no torch, gpytorch or mlflow.
+Each option is a YAML file, ``conf/<group>/<name>.yaml``, whose defaults list pulls the dataclass stored
+here as ``schema/<group>/<name>`` (Hydra's "structured config schema + YAML" pattern). Composing the
+config then type-checks every override (``algo.beta=abc`` fails before any work) and rejects unknown keys.
+A registered component without a YAML file (a plugin) is stored as ``<group>/<name>`` directly, so it is
+still selectable. Only dataclasses are imported here: no torch, gpytorch or mlflow.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from hpoflow.hardware import HardwareConfig
@@ -30,6 +34,17 @@ class TrackingConfig:
 
 
 @dataclass
+class SweepConfig:
+    """Studies (multiruns): re-run policy; the other keys are set by the study itself, for its jobs."""
+
+    rerun_failed: bool = False            # a re-run of the same sweep also reruns its FAILED runs (else kept)
+    parent_run_id: Optional[str] = None   # set by the study: its MLflow parent run (the job's run nests under it)
+    invocation: Optional[str] = None      # set by the study: this invocation of the sweep command
+    study: Optional[str] = None           # set by the study: its name (the experiment=, or the MLflow experiment)
+    cell: Optional[str] = None            # set by the cells sweeper: the named cell (table row) of this job
+
+
+@dataclass
 class RootConfig:
     algo: Any = None
     surrogate: Any = None
@@ -42,13 +57,28 @@ class RootConfig:
     progress: bool = True   # live progress bar on a terminal (the log file always gets a line per round)
     checkpoint_every: int = 1        # rounds between resumable checkpoints (0: none)
     resume: Optional[str] = None     # run folder, checkpoint file or MLflow run id to continue
+    sweep: SweepConfig = field(default_factory=SweepConfig)
+
+
+CONF_DIR = Path(__file__).resolve().parent / "conf"  # the packaged config (top-level conf/ in a checkout)
+HARDWARE_OPTIONS = {"cpu": "cpu", "cuda": "cuda", "auto": "auto"}  # option name -> device
+
+
+def schema_options() -> dict[str, dict[str, Any]]:
+    """``{group: {option: dataclass instance}}``: the schema (with the option's defaults) of every option."""
+    from hpoflow import registry
+
+    out: dict[str, dict[str, Any]] = {}
+    for kind, group in registry.GROUP_OF_KIND.items():
+        out[group] = {e.name: e.make_config() for e in registry.entries(kind)}
+    out["hardware"] = {n: HardwareConfig(name=n, device=d) for n, d in HARDWARE_OPTIONS.items()}
+    out["tracking"] = {"mlflow": TrackingConfig(), "off": TrackingConfig(name="off", enabled=False)}
+    return out
 
 
 def register_configs() -> None:
-    """Store the root schema and one option per registered component in Hydra's ConfigStore."""
+    """Store the root schema and every option's schema (``schema/<group>/<name>``) in Hydra's ConfigStore."""
     from hydra.core.config_store import ConfigStore
-
-    from hpoflow import registry
 
     cs = ConfigStore.instance()
 
@@ -69,10 +99,8 @@ def register_configs() -> None:
         return cfg
 
     cs.store(name="root_schema", node=RootConfig)
-    for kind, group in registry.GROUP_OF_KIND.items():
-        for entry in registry.entries(kind):
-            cs.store(group=group, name=entry.name, node=node(entry.make_config()))
-    for name, device in (("cpu", "cpu"), ("cuda", "cuda"), ("auto", "auto")):
-        cs.store(group="hardware", name=name, node=node(HardwareConfig(name=name, device=device)))
-    cs.store(group="tracking", name="mlflow", node=TrackingConfig())
-    cs.store(group="tracking", name="off", node=TrackingConfig(name="off", enabled=False))
+    for group, options in schema_options().items():
+        for name, cfg in options.items():
+            cs.store(group=f"schema/{group}", name=name, node=node(cfg))
+            if not (CONF_DIR / group / f"{name}.yaml").is_file():  # a plugin without a YAML file
+                cs.store(group=group, name=name, node=node(cfg))

@@ -49,6 +49,8 @@ def kind(cmd: str) -> str:
         return "make"
     if re.match(r"python scripts/(reproduce_\w+|table_a\d_\w+)\.py", cmd):
         return "reproduction"
+    if re.match(r"python -m hpoflow(\.report)? (-m )?experiment=(?!smoke\b)\w+", cmd):
+        return "study"  # a paper study: minutes to hours; its file and its report layout are checked instead
     if cmd.startswith("python scripts/check_ui.py"):
         return "browser"
     if cmd.startswith(("mlflow ui", "mlflow server")):
@@ -89,6 +91,12 @@ def test_make_targets_and_reproduction_scripts_exist():
     for cmd in bash_commands():
         if kind(cmd) == "make":
             assert re.search(rf"^{cmd.split()[1]}:", makefile, re.MULTILINE), cmd
+    from hpoflow.report.papers import LAYOUTS
+
+    for cmd in (c for c in bash_commands() if kind(c) == "study"):
+        name = re.search(r"experiment=(\w+)", cmd).group(1)  # type: ignore[union-attr]
+        assert (REPO / "conf" / "experiment" / f"{name}.yaml").is_file(), cmd
+        assert "hpoflow.report" not in cmd or name in LAYOUTS, f"no report layout for {cmd}"
     missing = [c.split()[1] for c in bash_commands() if kind(c) == "reproduction"
                if not (REPO / c.split()[1]).exists()]
     if missing:
@@ -98,7 +106,7 @@ def test_make_targets_and_reproduction_scripts_exist():
 def _overrides(cmd: str) -> list[str] | None:
     """The overrides of a plain ``python -m hpoflow`` job (first value of each sweep list), else None."""
     tokens = shlex.split(cmd)
-    if tokens[:3] != ["python", "-m", "hpoflow"] or "--config-dir" in tokens:
+    if tokens[:3] != ["python", "-m", "hpoflow"] or "--config-dir" in tokens or kind(cmd) == "study":
         return None
     out: list[str] = []
     args = iter(tokens[3:])
@@ -138,7 +146,7 @@ def test_every_readme_command_runs(tmp_path):
     ran = []
     for cmd in bash_commands():
         k = kind(cmd)
-        if k in ("make", "reproduction", "server"):
+        if k in ("make", "reproduction", "server", "study"):
             continue
         cmd = f"{cmd} --help" if k == "browser" else shrink(cmd)
         proc = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True, text=True, timeout=600,

@@ -1,6 +1,7 @@
 """``python -m hpoflow.report``: select runs, print the tables, write Markdown, CSV and figures.
 
 Keys (``key=value``, as in the main CLI):
+    experiment            a study (conf/experiment/<name>.yaml): its MLflow experiment, and its paper table first
     tracking.uri          store (default: the embedded ``outputs/mlflow.db``)
     tracking.experiment   experiment name(s), comma-separated (default: all)
     report.sweep_id       only runs of this sweep
@@ -21,13 +22,15 @@ from hpoflow.report.figures import plot_task
 from hpoflow.report.loading import REPORT_KIND_TAG, best_config, load_curves
 from hpoflow.report.tables import caption, format_best_configs, format_table, markdown_report, write_csv
 
-ALLOWED = {"tracking": {"uri", "experiment"},
+ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
            "report": {"out", "sweep_id", "tags", "include_failed", "best_config", "log_to_mlflow"}}
 
 
 def _check_keys(cfg: Any) -> str | None:
     for group, values in cfg.items():
         allowed = ALLOWED.get(str(group))
+        if str(group) == "experiment" and isinstance(values, str):
+            continue
         if allowed is None or not hasattr(values, "keys"):
             return f"'{group}' is not a report setting"
         unknown = sorted(set(map(str, values.keys())) - allowed)
@@ -37,7 +40,7 @@ def _check_keys(cfg: Any) -> str | None:
 
 
 def _allowed_text() -> str:
-    return ", ".join(f"{g}.{k}" for g, keys in ALLOWED.items() for k in sorted(keys))
+    return ", ".join(["experiment"] + [f"{g}.{k}" for g, keys in ALLOWED.items() for k in sorted(keys)])
 
 
 def log_summary_run(uri: str, experiment: str, files: list[Path], tags: dict[str, str]) -> str:
@@ -76,6 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     tracking, report = cfg.get("tracking") or {}, cfg.get("report") or {}
     uri = tracking.get("uri") or default_uri()
     experiment, sweep_id = tracking.get("experiment"), report.get("sweep_id")
+    if cfg.get("experiment"):  # a study: its paper table, then the statistics over its MLflow experiment
+        from hpoflow.report.papers import paper_table, study_experiment
+
+        try:
+            experiment = study_experiment(str(cfg.experiment))
+            table = paper_table(uri, str(cfg.experiment))
+        except ValueError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 2
+        if table is not None:
+            print(table)
+            Path(report.get("out") or "report").mkdir(parents=True, exist_ok=True)
+            (Path(report.get("out") or "report") / f"{cfg.experiment}.txt").write_text(table + "\n")
     tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
     curves = load_curves(uri, experiment, sweep_id, bool(report.get("include_failed", False)), tags)
     selection = f"store {uri}; experiment {experiment or 'all'}; sweep {sweep_id or 'any'}; tags {tags or 'any'}"

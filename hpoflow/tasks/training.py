@@ -191,8 +191,9 @@ class TrainingTask(Task):
                                    "diverged": float(diverged), "inner_steps": float(self.inner_steps)})  # type: ignore[arg-type]
 
 
-def _inner(inner_steps: Any) -> int | None:
-    return None if inner_steps == "auto" else int(inner_steps)
+def _inner(inner_steps: Any, steps_scale: float = 1.0) -> int | None:
+    """N for the task: ``inner_steps`` times a study's shrink factor (at least 1); None for ``auto``."""
+    return None if inner_steps == "auto" else max(1, round(int(inner_steps) * steps_scale))
 
 
 def _fixed(lr: float, momentum: float, weight_decay: float, width: int) -> dict[str, float]:
@@ -202,18 +203,18 @@ def _fixed(lr: float, momentum: float, weight_decay: float, width: int) -> dict[
 def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
                      lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                      val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
-                     path: str = "", seed: int = 0) -> TrainingTask:
+                     path: str = "", steps_scale: float = 1.0, seed: int = 0) -> TrainingTask:
     """Registry factory of digits_cnn / digits_mlp (the architecture is the name's suffix)."""
     split = load_digits_split(seed, val_fraction, test_fraction)
-    return TrainingTask(name, split, name.rsplit("_", 1)[1], _inner(inner_steps), batch_size, tuple(tune),
+    return TrainingTask(name, split, name.rsplit("_", 1)[1], _inner(inner_steps, steps_scale), batch_size, tuple(tune),
                         _fixed(lr, momentum, weight_decay, width), max_loss, seed)
 
 
 def make_mnist_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
                     lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                     val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
-                    path: str = "", seed: int = 0) -> TrainingTask:
+                    path: str = "", steps_scale: float = 1.0, seed: int = 0) -> TrainingTask:
     """Registry factory of mnist_cnn (reads ``path``; test_fraction is unused: MNIST has its own test set)."""
     split = load_mnist_split(path, seed, val_fraction)
-    return TrainingTask(name, split, "cnn", _inner(inner_steps), batch_size, tuple(tune),
+    return TrainingTask(name, split, "cnn", _inner(inner_steps, steps_scale), batch_size, tuple(tune),
                         _fixed(lr, momentum, weight_decay, width), max_loss, seed)

@@ -29,6 +29,7 @@ class TrainingConfig:
     test_fraction: float = 0.2
     max_loss: float = 10.0            # a diverged run (non-finite or larger loss) reports this value
     path: str = ""                    # mnist_cnn: folder holding torchvision's MNIST/raw files
+    steps_scale: float = 1.0          # N = round(inner_steps * steps_scale): a study's shrink of the paper's N
 
     def __post_init__(self) -> None:
         if self.inner_steps != "auto" and (isinstance(self.inner_steps, bool) or not isinstance(self.inner_steps, int)
@@ -48,5 +49,7 @@ class TrainingConfig:
         if not (0 < self.val_fraction < 1 and 0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1):
             raise ValueError(f"task.val_fraction={self.val_fraction} and task.test_fraction={self.test_fraction} "
                              "must be in (0, 1) with a sum below 1")
+        if not 0 < self.steps_scale <= 1e6:
+            raise ValueError(f"task.steps_scale={self.steps_scale} must be in (0, 1e6]")
         if self.max_loss <= 0:
             raise ValueError(f"task.max_loss={self.max_loss} must be > 0")
