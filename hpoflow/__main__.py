@@ -53,7 +53,7 @@ def main(cfg: DictConfig) -> None:
         message = mask_secrets(message)
         print(f"Error: {message}", file=sys.stderr, flush=True)
         if multirun:  # never sys.exit inside a sweep job: SystemExit would stop the whole sweep
-            raise JobFailed(f"job {hc.job.num}: {message}")
+            raise JobFailed(f"job {hc.job.num}: {message}", status)
         sys.exit(status)
 
     try:

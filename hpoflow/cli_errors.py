@@ -14,7 +14,14 @@ from typing import Any, Callable
 
 
 class JobFailed(RuntimeError):
-    """A multirun job failed; it already printed its one-line error (the sweep goes on without it)."""
+    """A multirun job failed; it already printed its one-line error (the sweep goes on without it).
+
+    ``status`` is the exit status the sweep ends with: 2 for bad input (a config error), 1 for a failed run.
+    """
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def one_line(ex: BaseException) -> str | None:
@@ -66,7 +73,7 @@ def install() -> None:
 
             close_open_studies()  # the study's account and its parent run's status
             print(f"Error: the sweep had failed jobs (the others ran); first: {mask_secrets(str(ex))}", file=sys.stderr)
-            sys.exit(1)
+            sys.exit(ex.status)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
             message = one_line(ex)
             if message is None:  # not a composition error: Hydra's own reporting (stripped traceback)

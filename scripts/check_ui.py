@@ -1,11 +1,14 @@
-"""Check the MLflow UI in a real browser: runs listed, metrics charted, a run's metrics shown.
+"""Check the MLflow UI in a real browser: a study's parent run with its nested runs, metrics charted.
 
-Fills a fresh store with a small sweep (or uses ``--store``), starts ``mlflow server`` on 127.0.0.1, opens
-the experiment's runs table, its metric charts and one run's page in headless Chromium, saves a screenshot
-of each, and exits 1 if a run or a metric is missing from the rendered page (the DOM after the page's
-JavaScript ran)::
+Fills a fresh store with a small sweep (a study: one parent run, four nested runs; or uses ``--store``),
+starts ``mlflow server`` on 127.0.0.1, opens the experiment's runs table, its metric charts, the study's
+parent run and one nested run's page in headless Chromium, saves a screenshot of each, and exits 1 if a run,
+the nesting or a metric is missing from the rendered page (the DOM after the page's JavaScript ran)::
 
-    python scripts/check_ui.py --out outputs/ui_check          # screenshots: runs.png, charts.png, run.png
+    python scripts/check_ui.py --out outputs/ui_check   # screenshots: runs.png, charts.png, study.png, run.png
+
+The runs table shows the study collapsed (its parent run with an expander; the count of matching runs includes
+the nested ones); each nested run's page names the study as its "Parent run".
 
 Needs Debian's ``chromium`` (``apt-get install -y chromium``); exits 3 when no Chromium is found.
 """
@@ -122,6 +125,8 @@ def check(uri: str, out: Path, chromium: str, experiment: str, server_timeout: f
     runs = client.search_runs([exp.experiment_id])
     if not runs:
         return [f"experiment '{experiment}' has no runs"]
+    studies = [r for r in runs if r.data.tags.get("hpoflow.kind") == "study"]
+    jobs = [r for r in runs if r.data.tags.get("hpoflow.kind") != "study"]
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = start_server(uri, port, out / "server.log")
@@ -129,27 +134,41 @@ def check(uri: str, out: Path, chromium: str, experiment: str, server_timeout: f
     try:
         wait_healthy(base, proc, server_timeout)
         page = f"{base}/#/experiments/{exp.experiment_id}"
-        table = browse_until(chromium, f"{page}/runs", out / "runs.png", [r.info.run_name for r in runs])
+        # a study's jobs are nested under its parent run: the table lists the parents, counting every run
+        listed = [r.info.run_name for r in (studies or jobs)]
+        table = browse_until(chromium, f"{page}/runs", out / "runs.png", [*listed, f"{len(runs)} matching runs"])
         (out / "runs.txt").write_text(table)
-        missing = [r.info.run_name for r in runs if r.info.run_name not in table]
+        missing = [name for name in listed if name not in table]
         if missing:
             problems.append(f"runs table does not list: {', '.join(missing)}")
+        if f"{len(runs)} matching runs" not in table:
+            problems.append(f"runs table does not count {len(runs)} matching runs")
         charts = browse_until(chromium, f"{page}/runs?compareRunsMode=CHART", out / "charts.png",
                               ["cumulative_regret", "best_value"])
         (out / "charts.txt").write_text(charts)
         for key in ("cumulative_regret", "best_value"):
             if key not in charts:
                 problems.append(f"metric charts do not show '{key}'")
-        run = runs[0]
-        detail = browse_until(chromium, f"{page}/runs/{run.info.run_id}", out / "run.png", ["cumulative_regret"],
-                              size="1600,1700")
+        for study in studies:
+            text = browse_until(chromium, f"{page}/runs/{study.info.run_id}", out / "study.png",
+                                ["hpoflow.runs.finished"], size="1600,1700")
+            (out / "study.txt").write_text(text)
+            if "hpoflow.runs.finished" not in text:
+                problems.append(f"the study run {study.info.run_name} does not show its counts")
+        run = jobs[0]
+        parent = next((s.info.run_name for s in studies if s.info.run_id == run.data.tags.get("mlflow.parentRunId")),
+                      None)
+        needles = ["cumulative_regret"] + ([parent] if parent else [])
+        detail = browse_until(chromium, f"{page}/runs/{run.info.run_id}", out / "run.png", needles, size="1600,1700")
         (out / "run.txt").write_text(detail)
         final = run.data.metrics.get("cumulative_regret")
         if "cumulative_regret" not in detail or (final is not None and repr(final)[:8] not in detail):
             problems.append(f"run page of {run.info.run_name} does not show cumulative_regret={final}")
+        if parent and ("Parent run" not in detail or parent not in detail):
+            problems.append(f"run page of {run.info.run_name} does not name its parent run '{parent}'")
     finally:
         stop_server(proc)
-    for name in ("runs.png", "charts.png", "run.png"):
+    for name in ("runs.png", "charts.png", "run.png", *(["study.png"] if studies else [])):
         if not (out / name).exists() or (out / name).stat().st_size < 1000:
             problems.append(f"no screenshot {name}")
     return problems
@@ -175,7 +194,8 @@ def main() -> int:
     for p in problems:
         print(f"FAIL: {p}", file=sys.stderr)
     if not problems:
-        print(f"OK: the MLflow UI lists every run of '{args.experiment}' and shows their metrics; "
+        print(f"OK: the MLflow UI lists the runs of '{args.experiment}' (a study's runs nested under its parent run) "
+              "and shows their metrics; "
               f"screenshots in {args.out}")
     return 1 if problems else 0
 

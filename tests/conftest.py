@@ -41,11 +41,15 @@ def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
     return _run
 
 
-def mlflow_runs(uri: str, experiment: str | None = None) -> list:
-    """All runs of the store (or of one experiment), read back with MLflow's own client."""
+def mlflow_runs(uri: str, experiment: str | None = None, parents: bool = False) -> list:
+    """The job runs of the store (or of one experiment), read back with MLflow's own client.
+
+    A sweep's study parent run (tag ``hpoflow.kind=study``) is left out unless ``parents``.
+    """
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
     exps = [client.get_experiment_by_name(experiment)] if experiment else client.search_experiments()
     ids = [e.experiment_id for e in exps if e is not None]
-    return client.search_runs(ids, max_results=1000) if ids else []
+    runs = client.search_runs(ids, max_results=1000) if ids else []
+    return [r for r in runs if parents or r.data.tags.get("hpoflow.kind") != "study"]

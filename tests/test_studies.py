@@ -104,7 +104,7 @@ def test_a_sweep_killed_half_way_and_run_again_skips_resumes_and_completes_loggi
     assert again.returncode == 0, out[-3000:]
     account = [ln for ln in out.splitlines() if ln.startswith("study study:")]
     assert account and "2 finished (skipped)" in account[0] and "4 runs in the store" in account[0], out[-2000:]
-    runs = mlflow_runs(store, "study")
+    runs = mlflow_runs(store, "study", parents=True)
     parents = [r for r in runs if r.data.tags.get(sweeps.KIND_TAG) == "study"]
     children = [r for r in runs if r.data.tags.get(sweeps.KIND_TAG) != "study"]
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
@@ -128,7 +128,7 @@ def test_an_experiment_needs_multirun_and_refuses_contradicting_overrides(run_cl
     assert "algo=grid contradicts experiment=smoke" in contra.stderr and "random, gp_ei, turbo" in contra.stderr
     unknown = run_cli("-m", "experiment=nope", f"tracking.uri={store}", check=False)
     assert unknown.returncode == 2 and "experiment/nope" in unknown.stderr and "smoke" in unknown.stderr
-    assert not [r for r in mlflow_runs(store) if r.info.status == "RUNNING"]
+    assert not [r for r in mlflow_runs(store, parents=True) if r.info.status == "RUNNING"]
 
 
 def test_a_failed_run_is_kept_and_counted_then_rerun_on_request(run_cli, store):
@@ -142,6 +142,6 @@ def test_a_failed_run_is_kept_and_counted_then_rerun_on_request(run_cli, store):
     assert again.returncode == 1 and "1 failed (sweep.rerun_failed=true reruns them)" in again.stdout
     rerun = run_cli(*args, "sweep.rerun_failed=true", check=False, env=faulty_env())
     assert "0 finished (skipped), 0 resumed, 1 new" in rerun.stdout
-    runs = mlflow_runs(store, "faulty")
+    runs = mlflow_runs(store, "faulty", parents=True)
     children = [r for r in runs if r.data.tags.get(sweeps.KIND_TAG) != "study"]
     assert len(children) == 2 and sum(r.data.tags.get(sweeps.SUPERSEDED_TAG) == "true" for r in children) == 1

@@ -81,7 +81,7 @@ def load_curves(uri: str, experiment: str | Iterable[str] | None = None, sweep_i
     curves = []
     for run in runs:
         status = run.info.status
-        if run.data.tags.get(REPORT_KIND_TAG) == "report" or (status != "FINISHED" and not include_failed):
+        if run.data.tags.get(REPORT_KIND_TAG) in ("report", "study") or (status != "FINISHED" and not include_failed):
             continue
         rounds = int(float(run.data.params.get("budget.rounds", 0)) or 0)
         if rounds <= 0:
