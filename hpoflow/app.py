@@ -267,8 +267,9 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     surrogate_factory = None
-    if s.surrogate_entry is not None:
-        surrogate_factory = partial(s.surrogate_entry.load(), s.surrogate, dtype=resolved.dtype, device=resolved.device)
+    if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
+        surrogate_factory = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
+                                    device=resolved.device)
     ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
                        surrogate=surrogate_factory)
     try:
@@ -297,7 +298,8 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
             tags = {"resumed_at_round": str(state.round)}
         try:
             tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
-                                    artifacts=s.tracking.artifacts, run_id=run_id, heartbeat_s=s.tracking.heartbeat_s)
+                                    artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
+                                    heartbeat_s=s.tracking.heartbeat_s)
         except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
             raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
                               f"({_first_line(exc)})") from None
@@ -315,7 +317,7 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
                     tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
             raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot start the MLflow run "
                               f"({_first_line(exc)})") from None
-        if s.tracking.artifacts and task.space.dim <= 2:
+        if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
             from hpoflow.surrogate_plot import surrogate_artifact_writer
 
             tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
@@ -333,6 +335,10 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     if print_summary:
         print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
     return result
+
+
+def _build_surrogate(entry: registry.Entry, config: Any, dim: int, **kwargs: Any) -> Any:
+    return entry.load()(config, dim, **kwargs)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -12,9 +12,10 @@ HEADER = """hpoflow: declarative hyperparameter-optimisation experiments (Hydra 
 
 Usage:   python -m hpoflow [group=option ...] [key=value ...]
 Sweeps:  python -m hpoflow -m algo=random,gp_ei task=branin seed=0,1,2
+Studies: python -m hpoflow -m experiment=NAME    (re-run the same command: finished runs are skipped)
 Config:  python -m hpoflow --cfg job [overrides]      (the resolved config; runs nothing)
 Results: mlflow ui --backend-store-uri sqlite:///outputs/mlflow.db
-Report:  python -m hpoflow.report tracking.experiment=NAME
+Report:  python -m hpoflow.report experiment=NAME   (or tracking.experiment=NAME)
 """
 
 
@@ -23,6 +24,9 @@ def help_text() -> str:
     groups = {group: [e.name for e in registry.entries(kind)] for kind, group in registry.GROUP_OF_KIND.items()}
     groups["hardware"] = ["auto", "cpu", "cuda"]
     groups["tracking"] = ["mlflow", "off"]
+    from hpoflow.schema import CONF_DIR
+
+    groups["experiment"] = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))  # run with -m
     for group in sorted(groups):
         lines.append(f"{group}: {', '.join(groups[group])}")
     lines += ["", "== Options ==",

@@ -1,21 +1,41 @@
-"""Benchmark: decision time per round of hpoflow's GP-EI vs BoTorch and Optuna, and tracking overhead.
+"""Benchmark: decision time per round of hpoflow's GP-EI vs BoTorch and Optuna, tracking cost, and start-up.
 
 (a) Decision time (ask + tell, i.e. GP update/refit + acquisition maximisation) at n observations,
     median over consecutive rounds so that hpoflow's refit schedule is amortised honestly, next to
     BoTorch's SingleTaskGP + LogExpectedImprovement + optimize_acqf(num_restarts=10, raw_samples=512)
     and Optuna's GPSampler, all measured in this run (peers only when installed: `pip install .[bench]`).
-(b) Tracking overhead: the same random-search run on Branin with tracking off and on.
+(b) Tracking: a random-search run on Branin with an MLflow SQLite store, in a fresh process per setting (so lazy
+    imports are paid as a CLI run pays them): the fixed per-run cost (``start`` + ``finish`` without the metric
+    writes: run creation, params, final tags, artifacts, status), the logging path per metric value (buffering
+    plus the batched ``log_batch`` flushes, amortised), and MLflow's own ``log_batch`` floor per value (the same
+    metrics, pre-built, written straight through ``MlflowClient.log_batch``) measured in the same process.
+(c) Start-up: CPU seconds from ``python -m hpoflow ...`` to the first evaluation (the task's ``evaluate`` is
+    wrapped to read the process clock), and the whole 1-round run, with tracking off and on.
 
-Usage: python scripts/bench_overhead.py [--ns 50 100 200] [--dims 6 20] [--rounds 5] [--track-rounds 200]
+All times are process CPU time of single-threaded processes (the script sets OMP/OPENBLAS/MKL_NUM_THREADS=1);
+``--against REV`` measures the hpoflow columns of git revision REV in the same invocation (see bench_common).
+
+Usage: python scripts/bench_overhead.py [--ns 50 200] [--dims 6 20] [--rounds 10] [--track-rounds 200]
+       [--parts decision tracking startup] [--against <git rev>]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[1]))
+from scripts.bench_common import ROOT, export_revision, pin_threads, revision_label, run_at
+
+pin_threads()
 
 import numpy as np
 import torch
@@ -31,12 +51,9 @@ from hpoflow.tasks.synthetic import make_branin, make_hartmann6, make_styblinski
 
 
 def clock() -> float:
-    """The decision-time clock: process CPU time by default (single-threaded, so it equals wall time on an idle
-    machine and is not inflated by other processes on a shared one); ``--clock wall`` for perf_counter."""
-    return CLOCK()
-
-
-CLOCK = time.process_time
+    """The decision-time clock: process CPU time (single-threaded, so it equals wall time on an idle machine and
+    is not inflated by other processes on a shared one)."""
+    return time.process_time()
 
 
 def task_for(dim: int):
@@ -124,51 +141,124 @@ def optuna_round_times(dim: int, n: int, rounds: int) -> list[float] | None:
     return times
 
 
-def tracking_overhead(rounds: int, repeats: int = 3) -> dict[str, float]:
-    from hpoflow.tracking.mlflow_tracker import MlflowTracker
-    from hpoflow.tracking.store import init_store
+def tracking_costs(rounds: int, repeats: int, plots: bool) -> dict[str, list[float]]:
+    """CPU seconds of the fixed per-run cost and per metric value, per repeat (the first one pays lazy imports)."""
+    import inspect
 
-    off, on, log_only = [], [], []
+    from mlflow.entities import Metric
+
+    from hpoflow.tracking.mlflow_tracker import MlflowTracker
+    from hpoflow.tracking.store import init_store, make_client
+
+    has_plots = "plots" in inspect.signature(MlflowTracker).parameters  # older revisions always plotted
+    out: dict[str, list[float]] = {"fixed_s": [], "per_metric_ms": [], "floor_ms": [], "values": []}
     for rep in range(repeats):
         task = make_branin()
-        start = time.perf_counter()
-        run(task, RandomSearch(RandomConfig(), BuildContext(task=task, rounds=rounds, seed=rep)), None, Budget(rounds))
-        off.append(time.perf_counter() - start)
         with tempfile.TemporaryDirectory() as tmp:
             uri = f"sqlite:///{Path(tmp) / 'mlflow.db'}"
             init_store(uri)  # schema creation is a one-off per store, not per run
-            tracker = MlflowTracker(uri, "bench", "random")
-            tracker.start({"budget": {"rounds": rounds}}, {"algo": "random"})
+            start = time.process_time()
+            tracker = MlflowTracker(uri, "bench", "random", **({"plots": plots} if has_plots else {}))
+            tracker.start({"budget": {"rounds": rounds}, "algo": {"name": "random"}}, {"algo": "random"})
+            started = time.process_time() - start
             timed = _TimedTracker(tracker)
-            start = time.perf_counter()
             result = run(task, RandomSearch(RandomConfig(), BuildContext(task=task, rounds=rounds, seed=rep)),
                          timed, Budget(rounds))
-            on.append(time.perf_counter() - start)
             n_values = sum(len(m) for m in result.metrics)
-            log_only.append(timed.log_seconds / n_values)
-    return {"off_s": statistics.median(off), "on_s": statistics.median(on),
-            "per_metric_ms": 1000 * statistics.median(log_only)}
+            out["fixed_s"].append(started + timed.finish_seconds)
+            out["per_metric_ms"].append(1000 * timed.log_seconds / n_values)
+            out["values"].append(n_values)
+            # MLflow's floor: the same number of values, pre-built, straight into log_batch (1000 per call)
+            client = make_client(uri)
+            run_id = client.create_run(client.get_experiment_by_name("bench").experiment_id).info.run_id
+            metrics = [Metric(f"m{i % 10}", float(i), 1_700_000_000_000 + i, i // 10) for i in range(n_values)]
+            start = time.process_time()
+            for i in range(0, n_values, 1000):
+                client.log_batch(run_id, metrics=metrics[i:i + 1000])
+            out["floor_ms"].append(1000 * (time.process_time() - start) / n_values)
+    return out
 
 
 class _TimedTracker:
-    """Wraps a tracker to time the per-round logging path (buffering and batched flushes)."""
+    """Wraps a tracker: CPU time of the per-round logging path (buffer + flushes) and of ``finish`` after it."""
 
     def __init__(self, inner):
-        self.inner, self.log_seconds = inner, 0.0
+        self.inner, self.log_seconds, self.finish_seconds = inner, 0.0, 0.0
 
     def start(self, *a, **k):
         self.inner.start(*a, **k)
 
     def log(self, record, metrics):
-        t = time.perf_counter()
+        t = time.process_time()
         self.inner.log(record, metrics)
-        self.log_seconds += time.perf_counter() - t
+        self.log_seconds += time.process_time() - t
 
     def finish(self, status, summary, error=None):
-        t = time.perf_counter()
+        t = time.process_time()
         self.inner.flush()
-        self.log_seconds += time.perf_counter() - t
+        self.log_seconds += time.process_time() - t
+        t = time.process_time()
         self.inner.finish(status, summary, error)
+        self.finish_seconds += time.process_time() - t
+
+
+FIRST_EVAL_PROBE = """
+import runpy, sys, time
+import hpoflow.tasks.synthetic as syn
+original = syn.SyntheticTask.evaluate
+def probe(self, *a, **k):
+    if not getattr(probe, "done", False):
+        probe.done = True
+        print(f"FIRST_EVALUATION_CPU {time.process_time():.4f}", file=sys.stderr, flush=True)
+    return original(self, *a, **k)
+syn.SyntheticTask.evaluate = probe
+sys.argv = ["hpoflow", *sys.argv[1:]]
+runpy.run_module("hpoflow", run_name="__main__")
+"""
+
+
+def startup_costs(repeats: int) -> dict[str, dict[str, float]]:
+    """Min over ``repeats`` of CPU to the first evaluation and of the whole 1-round CLI run, per command."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        uri = f"sqlite:///{Path(tmp) / 'mlflow.db'}"
+        commands = {"random, tracking off": ["algo=random", "tracking=off"],
+                    "random, tracking on": ["algo=random", f"tracking.uri={uri}"],
+                    "gp_ei, tracking off": ["algo=gp_ei", "tracking=off"],
+                    "gp_ei, tracking on": ["algo=gp_ei", f"tracking.uri={uri}"]}
+        env = {**os.environ, "HYDRA_FULL_ERROR": "1"}
+        for label, extra in commands.items():
+            firsts, totals = [], []
+            for rep in range(repeats + 1):  # the first run creates the store's schema: not counted
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                proc = subprocess.run([sys.executable, "-c", FIRST_EVAL_PROBE, "task=branin", "budget.rounds=1",
+                                       "progress=false", "checkpoint_every=0", *extra],
+                                      env=env, cwd=tmp, capture_output=True, text=True, check=False)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"{label}: {proc.stderr[-2000:]}")
+                if rep == 0:
+                    continue
+                first = [ln for ln in proc.stderr.splitlines() if ln.startswith("FIRST_EVALUATION_CPU")]
+                firsts.append(float(first[0].split()[1]))
+                totals.append((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+            out[label] = {"first_eval_s": min(firsts), "total_s": min(totals)}
+    return out
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """hpoflow's own numbers for the package on PYTHONPATH (this tree, or a revision's copy)."""
+    torch.set_num_threads(1)
+    np.random.seed(0)
+    out: dict = {}
+    if "decision" in args.parts:
+        out["decision"] = {f"{d},{n}": hpoflow_round_times(d, n, args.rounds, GPConfig())
+                           for d in args.dims for n in args.ns}
+    if "tracking" in args.parts:
+        out["tracking"] = tracking_costs(args.track_rounds, args.track_repeats, args.plots)
+    if "startup" in args.parts:
+        out["startup"] = startup_costs(args.startup_repeats)
+    return out
 
 
 def fmt(times: list[float] | None) -> str:
@@ -187,42 +277,79 @@ def ratio(ours: list[float], theirs: list[float] | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ns", type=int, nargs="+", default=[50, 100, 200])
+    parser.add_argument("--ns", type=int, nargs="+", default=[50, 200])
     parser.add_argument("--dims", type=int, nargs="+", default=[6, 20])
     parser.add_argument("--rounds", type=int, default=10, help="consecutive rounds timed per setting")
+    parser.add_argument("--parts", nargs="+", default=["decision", "tracking", "startup"],
+                        choices=["decision", "tracking", "startup"])
+    parser.add_argument("--no-peers", action="store_true", help="skip the BoTorch and Optuna columns")
     parser.add_argument("--track-rounds", type=int, default=200)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                        help="decision time as process CPU time (default; robust on a shared machine) or wall time")
+    parser.add_argument("--track-repeats", type=int, default=3)
+    parser.add_argument("--startup-repeats", type=int, default=3)
+    parser.add_argument("--against", default=None, help="also measure this git revision's hpoflow, in a subprocess")
+    parser.add_argument("--plots", action="store_true", help=argparse.SUPPRESS)  # child: tracker with plots
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child: print JSON only
     args = parser.parse_args()
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    torch.set_num_threads(args.threads)
-    np.random.seed(0)
+    if args.json:
+        print(json.dumps(measure(args)))
+        return
+    child_args = list(sys.argv[1:])
+    if args.against:
+        i = child_args.index("--against")
+        del child_args[i:i + 2]
+    script = Path(__file__).resolve()
+    roots = {"now": ROOT}
+    if args.against:
+        roots[revision_label(args.against)] = export_revision(args.against)
+    print(f"# python scripts/bench_overhead.py {' '.join(sys.argv[1:])}")
+    print("# process CPU time of single-threaded processes (OMP/OPENBLAS/MKL_NUM_THREADS=1); a shared machine: "
+          "wall time is not quoted")
+    results = {label: run_at(root, script, child_args) for label, root in roots.items()}
+    if "tracking" in args.parts:
+        results["now, tracking.plots=true"] = run_at(ROOT, script, [*child_args, "--parts", "tracking", "--plots"])
+    labels = [label for label in roots]  # the revisions (the plots row is a tracking-only extra)
 
-    print(f"(a) decision time per round ({args.clock} clock), median (mean) ms over {args.rounds} consecutive rounds, "
-          f"float64, {args.threads} thread(s); ratios: of medians (of means)")
-    print("| d | n | hpoflow gp_ei (auto refit) | hpoflow gp_ei (refit every round) | BoTorch LogEI | "
-          "Optuna GPSampler | hpoflow/BoTorch | hpoflow/Optuna |")
-    print("|---|---|---|---|---|---|---|---|")
-    for dim in args.dims:
-        for n in args.ns:
-            auto = hpoflow_round_times(dim, n, args.rounds, GPConfig())
-            every = hpoflow_round_times(dim, n, args.rounds, GPConfig(refit_every=1))
-            bt = botorch_round_times(dim, n, args.rounds)
-            op = optuna_round_times(dim, n, args.rounds)
-            ratio_bt = ratio(auto, bt)
-            ratio_op = ratio(auto, op)
-            print(f"| {dim} | {n} | {fmt(auto)} | {fmt(every)} | {fmt(bt)} | {fmt(op)} | {ratio_bt} | {ratio_op} |",
-                  flush=True)
+    if "decision" in args.parts:
+        torch.set_num_threads(1)
+        print(f"\n(a) decision time per round, CPU ms, median (mean) over {args.rounds} consecutive rounds, float64; "
+              "ratios of medians (of means)")
+        cols = [f"hpoflow gp_ei {label}" for label in labels] + ["BoTorch LogEI", "Optuna GPSampler"]
+        cols += ["now/BoTorch", "now/Optuna"] + [f"now/{label}" for label in labels[1:]]
+        print("| d | n | " + " | ".join(cols) + " |")
+        print("|---|---|" + "---|" * len(cols))
+        for dim in args.dims:
+            for n in args.ns:
+                ours = [results[label]["decision"][f"{dim},{n}"] for label in labels]
+                bt = None if args.no_peers else botorch_round_times(dim, n, args.rounds)
+                op = None if args.no_peers else optuna_round_times(dim, n, args.rounds)
+                cells = [fmt(t) for t in ours] + [fmt(bt), fmt(op), ratio(ours[0], bt), ratio(ours[0], op)]
+                cells += [ratio(ours[0], t) for t in ours[1:]]
+                print(f"| {dim} | {n} | " + " | ".join(cells) + " |", flush=True)
 
-    res = tracking_overhead(args.track_rounds)
-    print(f"\n(b) tracking: {args.track_rounds}-round random search on Branin, median of 3")
-    print(f"tracking off: {res['off_s']:.3f} s   on (MLflow SQLite, batched): {res['on_s']:.3f} s   "
-          f"ratio on/off: {res['on_s'] / res['off_s']:.1f}x")
-    print(f"logging path per metric value (buffer + batched log_batch flushes, amortised): "
-          f"{res['per_metric_ms']:.4f} ms")
-    print(f"fixed per-run cost (artifacts, plot, status) ≈ {res['on_s'] - res['off_s']:.2f} s")
+    if "tracking" in args.parts:
+        print(f"\n(b) tracking: {args.track_rounds}-round random search on Branin, MLflow SQLite, one fresh process "
+              f"per row, {args.track_repeats} runs each: first run (pays lazy imports, as every CLI run does) / "
+              "median of the others")
+        print("| revision | fixed per-run cost, s | logging path per metric value, ms | MLflow log_batch floor "
+              "per value, ms | values per run |")
+        print("|---|---|---|---|---|")
+        for label, r in results.items():
+            t = r.get("tracking")
+            if t is None:
+                continue
+            cells = [f"{t[key][0]:.{digits}f} / {statistics.median(t[key][1:] or t[key]):.{digits}f}"
+                     for key, digits in (("fixed_s", 3), ("per_metric_ms", 4), ("floor_ms", 4))]
+            print(f"| {label} | " + " | ".join(cells) + f" | {t['values'][0]:.0f} |")
+
+    if "startup" in args.parts:
+        print(f"\n(c) start-up: `python -m hpoflow task=branin budget.rounds=1 ...`, CPU s, min of "
+              f"{args.startup_repeats} (after one run that creates the store)")
+        print("| command | " + " | ".join(f"{label}: to first evaluation | whole run" for label in labels) + " |")
+        print("|---|" + "---|---|" * len(labels))
+        for command in results[labels[0]]["startup"]:
+            cells = [f"{results[label]['startup'][command]['first_eval_s']:.2f} | "
+                     f"{results[label]['startup'][command]['total_s']:.2f}" for label in labels]
+            print(f"| {command} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ def test_single_run_logs_metrics_params_tags_and_artifacts(run_cli, store):
         assert key in run.data.metrics, key
     assert run.data.metrics["query_cost"] == 6
     names = {a.path for a in client.list_artifacts(run.info.run_id)}
-    assert {"config.yaml", "trajectory.csv", "regret.png"} <= names
+    assert {"config.yaml", "summary.json", "trajectory.csv"} <= names
+    assert not any(name.endswith(".png") for name in names)  # plots are opt-in (tracking.plots=true)
+    assert float(run.data.tags["final.best_value"]) == run.data.metrics["best_value"]
 
 
 def test_bad_algorithm_name_is_one_line_error(run_cli):

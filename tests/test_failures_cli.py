@@ -45,7 +45,8 @@ def test_on_error_skip_records_failures_and_finishes(run_cli, store):
 
 
 def test_failing_job_does_not_stop_the_rest_of_the_sweep(run_cli, store):
-    proc = run_cli("-m", *faulty("task.fail_at=0,2,0", "budget.rounds=3", f"tracking.uri={store}"), check=False,
+    # three distinct configs (identical ones would be one run of the study: its config hash dedupes them)
+    proc = run_cli("-m", *faulty("task.fail_at=0,2,5", "budget.rounds=3", f"tracking.uri={store}"), check=False,
                    env=faulty_env())
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "Error: run failed: round 2" in proc.stderr and "the sweep had failed jobs" in proc.stderr

@@ -69,7 +69,7 @@ def test_figure_only_for_one_and_two_dimensions(tmp_path, dim):
 
 
 def test_cli_logs_surrogate_picture_for_gp_on_2d_task(run_cli, store):
-    run_cli("algo=gp_ucb", "task=branin", "budget.rounds=5", f"tracking.uri={store}")
+    run_cli("algo=gp_ucb", "task=branin", "budget.rounds=5", f"tracking.uri={store}", "tracking.plots=true")
     (run_,) = mlflow_runs(store, "branin")
     names = {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(run_.info.run_id)}
     assert {"surrogate.png", "regret.png", "trajectory.csv"} <= names

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -18,6 +18,7 @@ from hpoflow.algorithms.configs import GPBOConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
+PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
 
 
 class GPBO(AskTellAlgorithm):
@@ -62,6 +63,13 @@ class GPBO(AskTellAlgorithm):
     def _posterior(self, X: Tensor) -> tuple[Tensor, Tensor]:
         return self.model.posterior(X, standardized=True)
 
+    def search_scale(self) -> Tensor | None:
+        """Per-dimension scale that preconditions the acquisition search: the GP's lengthscales, when it has them."""
+        if not PRECONDITION:
+            return None
+        lengthscale = getattr(self.model, "lengthscale", None)
+        return lengthscale if isinstance(lengthscale, Tensor) and lengthscale.numel() in (1, self.dim) else None
+
     def incumbent(self) -> Tensor:
         """Best observed standardised reward."""
         return self.model.standardize(torch.tensor(self.y, dtype=self.dtype)).max()
@@ -78,7 +86,7 @@ class GPBO(AskTellAlgorithm):
         fn, info = self.acquisition(round)
         best = self.X[int(torch.tensor(self.y).argmax())]
         x, value = acq.maximize(fn, self.dim, self.generator, self.config.optimizer, self.candidates,
-                                self.dtype, extra_starts=best)
+                                self.dtype, extra_starts=best, scale=self.search_scale())
         info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
         return Suggestion(self.task.space.decode(x), x, info=info)
 

@@ -1,15 +1,18 @@
-"""``python -m hpoflow.report``: select runs, print the tables, write Markdown, CSV and figures.
+"""``python -m hpoflow.report``: select runs, print the tables, write report.html, report.md, summary.csv, figures.
 
 Keys (``key=value``, as in the main CLI):
     experiment            a study (conf/experiment/<name>.yaml): its MLflow experiment, and its paper table first
     tracking.uri          store (default: the embedded ``outputs/mlflow.db``)
     tracking.experiment   experiment name(s), comma-separated (default: all)
     report.sweep_id       only runs of this sweep
+    report.parent_run_id  only the children of this study parent run
     report.tags           exact tag values, e.g. ``report.tags={algo: gp_ei}`` or ``report.tags.task=branin``
-    report.out            output folder (default: ``report``): report.md, summary.csv, figures (PNG, SVG)
-    report.include_failed also aggregate FAILED/KILLED runs (default: false)
+    report.out            output folder (default: ``report``)
+    report.include_failed count FAILED/KILLED runs as the worst value (default: true; false drops them)
     report.best_config    fetch each algorithm's best configuration from its run's artifacts (default: true)
-    report.log_to_mlflow  log the outputs as artifacts of a summary run (default: false)
+    report.log_to_mlflow  auto (default): log the report as artifacts of the selection's study parent run when
+                          there is one (and no report.tags); true: also without one, into a new summary run;
+                          false: never
 """
 from __future__ import annotations
 
@@ -17,13 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hpoflow.report.aggregate import summarise
-from hpoflow.report.figures import plot_task
-from hpoflow.report.loading import REPORT_KIND_TAG, best_config, load_curves
-from hpoflow.report.tables import caption, format_best_configs, format_table, markdown_report, write_csv
+from hpoflow.report.loading import REPORT_KIND_TAG, SelectionError, StudyData, load_study
+from hpoflow.report.statistics import ReportError
 
 ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
-           "report": {"out", "sweep_id", "tags", "include_failed", "best_config", "log_to_mlflow"}}
+           "report": {"out", "sweep_id", "parent_run_id", "tags", "include_failed", "best_config",
+                      "log_to_mlflow"}}
+LOG_CHOICES = ("auto", "true", "false")
+REPORT_ARTIFACT_DIR = "report"   # folder of the parent run's artifacts that holds the report
 
 
 def _check_keys(cfg: Any) -> str | None:
@@ -60,9 +64,28 @@ def log_summary_run(uri: str, experiment: str, files: list[Path], tags: dict[str
     return run.info.run_id
 
 
+def log_to_parent(uri: str, parent_run_id: str, files: list[Path]) -> None:
+    """Log ``files`` into the ``report/`` artifact folder of the study's parent run (whatever its status)."""
+    from hpoflow.tracking.store import make_client
+
+    client = make_client(uri)
+    for path in files:
+        client.log_artifact(parent_run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
+
+
+def _flag(value: Any, name: str, default: bool) -> bool:
+    if value is None:
+        return default
+    text = str(value).lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"report.{name}={value} is not allowed; use true or false")
+    return text == "true"
+
+
 def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
+    from hpoflow.report.build import build
     from hpoflow.tracking.store import default_uri
 
     args = argv if argv is not None else sys.argv[1:]
@@ -77,8 +100,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {problem}; allowed keys: {_allowed_text()}", file=sys.stderr)
         return 2
     tracking, report = cfg.get("tracking") or {}, cfg.get("report") or {}
+    log_mode = str(report.get("log_to_mlflow", "auto")).lower()
+    try:
+        if log_mode not in LOG_CHOICES:
+            raise ValueError(f"report.log_to_mlflow={log_mode} is not allowed; use one of {', '.join(LOG_CHOICES)}")
+        include_failed = _flag(report.get("include_failed"), "include_failed", True)
+        best_configs = _flag(report.get("best_config"), "best_config", True)
+    except ValueError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
     uri = tracking.get("uri") or default_uri()
     experiment, sweep_id = tracking.get("experiment"), report.get("sweep_id")
+    parent = report.get("parent_run_id")
     if cfg.get("experiment"):  # a study: its paper table, then the statistics over its MLflow experiment
         from hpoflow.report.papers import paper_table, study_experiment
 
@@ -93,31 +126,36 @@ def main(argv: list[str] | None = None) -> int:
             Path(report.get("out") or "report").mkdir(parents=True, exist_ok=True)
             (Path(report.get("out") or "report") / f"{cfg.experiment}.txt").write_text(table + "\n")
     tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
-    curves = load_curves(uri, experiment, sweep_id, bool(report.get("include_failed", False)), tags)
-    selection = f"store {uri}; experiment {experiment or 'all'}; sweep {sweep_id or 'any'}; tags {tags or 'any'}"
-    if not curves:
-        print(f"Error: no finished runs match ({selection})", file=sys.stderr)
-        return 1
     out = Path(report.get("out") or "report")
-    summaries = summarise(curves)
-    figures: dict[tuple[str, ...], list[Path]] = {}
-    for task_key, rows in summaries.items():
-        if report.get("best_config", True):
-            for s in rows:
-                s.best_config = best_config(uri, s.best_run)
-        task = " ".join(task_key)
-        figures[task_key] = plot_task(task, rows, out)
-        print(f"\n### {task}\n\n{format_table(rows)}\n\n{caption(rows)}\n\n{format_best_configs(rows)}\n")
-        print("figures: " + ", ".join(str(p) for p in figures[task_key]))
-    md = out / "report.md"
-    md.write_text(markdown_report(summaries, figures, selection))
-    csv_path = write_csv(summaries, out / "summary.csv")
-    print(f"\nwrote {md} and {csv_path}")
-    if report.get("log_to_mlflow", False):
+    try:
+        data = load_study(uri, experiment=experiment, sweep_id=sweep_id, parent_run_id=parent, tags=tags,
+                          include_failed=include_failed)
+        built = build(data, out, best_configs=best_configs)
+    except (SelectionError, ReportError) as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    for warning in built.warnings:
+        print(warning, file=sys.stderr)
+    print(built.text)
+    print("figures: " + ", ".join(str(p) for p in built.figures if p.suffix == ".png"))
+    print(f"\nwrote {built.html}, {built.markdown} and {built.csv}")
+    _log(data, built, log_mode, experiment, sweep_id, tags)
+    return 0
+
+
+def _log(data: StudyData, built: Any, mode: str, experiment: Any, sweep_id: Any, tags: dict[str, str]) -> None:
+    files = [built.html, built.markdown, built.csv]
+    parent = data.study_parent() if not tags else None  # a tag-filtered subset is not the study's report
+    if mode == "false":
+        return
+    if parent:
+        log_to_parent(data.uri, parent, files)
+        print(f"logged {', '.join(p.name for p in files)} to the study's parent run {parent} "
+              f"(artifacts/{REPORT_ARTIFACT_DIR}/)")
+    elif mode == "true":
         names = [n.strip() for n in str(experiment).split(",")] if experiment else []
         target = names[0] if len(names) == 1 else "reports"
         extra = {k: v for k, v in (("sweep_id", sweep_id),) if v}
-        files = [md, csv_path] + [p for ps in figures.values() for p in ps]
-        run_id = log_summary_run(uri, target, files, {**extra, **{f"report.{k}": v for k, v in tags.items()}})
-        print(f"logged the report as run {run_id} in experiment '{target}' of {uri}")
-    return 0
+        run_id = log_summary_run(data.uri, target, files + built.figures,
+                                 {**extra, **{f"report.{k}": v for k, v in tags.items()}})
+        print(f"logged the report as run {run_id} in experiment '{target}' of {data.uri}")

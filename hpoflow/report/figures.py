@@ -88,3 +88,46 @@ def _two_panels(draw, xlabel: str, title: str, out: Path, stem: str) -> list[Pat
     paths = _save(fig, out, stem)
     plt.close(fig)
     return paths
+
+
+# -- cross-task figures ------------------------------------------------------------------------------------
+def plot_anytime(by_round, by_cost, ylabel: str, title: str, out: Path, stem: str, *, log: bool = False,
+                 invert: bool = False) -> list[Path]:
+    """Two panels, against round and against the fraction of the budget's query cost, one line per algorithm
+    with its 95% band; ``by_*`` are tables with columns algo, <x>, mean, half (``statistics.*_over``)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, table, x, xlabel in ((axes[0], by_round, "step", "round"),
+                                 (axes[1], by_cost, "cost_fraction", "fraction of the budget's query cost")):
+        for algo, g in table.groupby("algo", sort=True):
+            ax.plot(g[x], g["mean"], label=algo)
+            ax.fill_between(g[x], g["mean"] - g["half"], g["mean"] + g["half"], alpha=0.2)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        if log:
+            ax.set_yscale("log", nonpositive="clip")
+        if invert:
+            ax.invert_yaxis()
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, out, stem)
+    plt.close(fig)
+    return paths
+
+
+def plot_cd(mean_ranks, pvalues, title: str, out: Path, stem: str = "cd_diagram") -> list[Path]:
+    """Critical-difference diagram (scikit-posthocs): average ranks on an axis, bars over non-significant
+    groups at α = 0.05."""
+    import scikit_posthocs as sp
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.35 * len(mean_ranks)))
+    sp.critical_difference_diagram(mean_ranks, pvalues, ax=ax, alpha=0.05, label_fmt_left="{label} ({rank:.2f})",
+                                   label_fmt_right="({rank:.2f}) {label}")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    paths = _save(fig, out, stem)
+    plt.close(fig)
+    return paths

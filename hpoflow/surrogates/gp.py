@@ -23,6 +23,7 @@ from linear_operator.utils.errors import NotPSDError
 from linear_operator.utils.warnings import NumericalWarning
 
 from hpoflow.surrogates.configs import GPConfig
+from hpoflow.threads import one_blas_thread
 
 logger = logging.getLogger(__name__)
 
@@ -239,7 +240,7 @@ class ExactGP:
                     fresh[offset:offset + size] = raw_init.reshape(-1).cpu().numpy()
                 offset += size
             starts.append(to_search(fresh))
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), one_blas_thread():
             warnings.simplefilter("ignore", NumericalWarning)
             best = min((self._minimise(objective, s, bounds) for s in starts), key=lambda r: r[0])
         self._fits += 1

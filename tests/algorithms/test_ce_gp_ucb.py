@@ -98,7 +98,8 @@ def test_cli_runs_every_gp_rule_and_logs_skipped_rounds(run_cli, store):
 
 
 def test_cli_rejects_the_plain_gp_surrogate(run_cli):
-    proc = run_cli("algo=ce_gp_ucb", "task=tv_synthetic", "tracking=off", "budget.rounds=2", check=False)
+    proc = run_cli("algo=ce_gp_ucb", "surrogate=gp", "task=tv_synthetic", "tracking=off", "budget.rounds=2",
+                   check=False)  # the algorithm selects tv_gp itself; an explicit surrogate=gp wins and is refused
     assert proc.returncode != 0 and "surrogate=tv_gp" in proc.stderr
 
 

@@ -47,6 +47,32 @@ def test_metrics_are_written_in_batches(store, monkeypatch):
     assert [m.step for m in hist] == list(range(1, 11))
 
 
+def test_finish_writes_last_metrics_and_final_tags_in_one_batch_and_artifacts_in_one_call(store, monkeypatch):
+    task, tracker = Flaky(), _tracker(store, flush_every=100, flush_seconds=1e9)
+    calls = []
+    for name in ("log_batch", "set_tag", "log_artifact", "log_artifacts"):
+        original = getattr(tracker.client, name)
+        monkeypatch.setattr(tracker.client, name,
+                            lambda *a, _n=name, _o=original, **k: (calls.append((_n, k)), _o(*a, **k))[1])
+    run(task, _algo(task), tracker, Budget(10))
+    assert [name for name, _ in calls] == ["log_batch", "log_artifacts"]
+    (_, batch), _ = calls
+    assert len(batch["metrics"]) > 10 and {t.key for t in batch["tags"]} >= {"final.best_value"}
+    client = MlflowClient(tracking_uri=store)
+    run_ = client.get_run(tracker.run_id)
+    assert float(run_.data.tags["final.best_value"]) == run_.data.metrics["best_value"]
+    assert {a.path for a in client.list_artifacts(tracker.run_id)} == {"config.yaml", "summary.json",
+                                                                       "trajectory.csv"}
+
+
+def test_plots_when_asked_for_include_the_regret_plot_and_the_writers_files(store):
+    task, tracker = Flaky(), _tracker(store, plots=True)
+    tracker.add_artifact_writer(lambda folder: [(folder / "extra.txt").write_text("x") and folder / "extra.txt"])
+    run(task, _algo(task), tracker, Budget(4))
+    names = {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(tracker.run_id)}
+    assert {"regret.png", "extra.txt", "trajectory.csv"} <= names
+
+
 def test_secret_like_keys_are_redacted():
     params = to_mlflow_params({"db": {"password": "x", "api_key": "y", "keys": 3}, "token": "z", "monkey": 1})
     assert params["db.password"] == params["db.api_key"] == params["token"] == REDACTED

@@ -1,0 +1,191 @@
+"""Assemble the whole report from a :class:`StudyData`: cross-task statistics first, then per-task regret.
+
+Writes ``report.html`` (self-contained), ``report.md``, ``summary.csv`` and the figures (PNG, SVG) into one
+folder, and prints the tables; the CLI (:mod:`hpoflow.report.cli`) only parses keys and calls ``build``.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from hpoflow.report import statistics as st
+from hpoflow.report.aggregate import summarise
+from hpoflow.report.figures import plot_anytime, plot_cd, plot_task
+from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_html, to_markdown
+from hpoflow.report.loading import StudyData, best_config, to_run_curves
+from hpoflow.report.tables import (
+    CAPTION_NORMALISED,
+    CSV_FIELDS,
+    caption,
+    cd_caption,
+    csv_row,
+    format_best_configs,
+    format_table,
+    overall_table,
+    references_table,
+    versus_best_caption,
+    versus_best_table,
+)
+
+TITLE = "hpoflow report"
+MAX_CONFIG_VALUES = 8   # swept params listing more values than this show a count
+
+
+@dataclass
+class Built:
+    """What ``build`` wrote and printed."""
+
+    html: Path
+    markdown: Path
+    csv: Path
+    figures: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    text: str = ""          # the tables as printed
+
+
+def _table_md(frame: pd.DataFrame) -> str:
+    return to_markdown([Table(frame)], "").split("\n", 2)[2].strip()
+
+
+def study_config(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The config the runs share (one value) and what the study varies, from the runs' params; git commits."""
+    rows = []
+    for col in sorted(c for c in runs.columns if c.startswith("params.")):
+        values = sorted({str(v) for v in runs[col].dropna()})
+        if not values:
+            continue
+        shown = ", ".join(values) if len(values) <= MAX_CONFIG_VALUES else f"{len(values)} values"
+        rows.append({"setting": col.removeprefix("params."), "value": shown,
+                     "varies": "swept" if len(values) > 1 else ""})
+    commits = sorted({str(v) for v in runs.get("tags.git_commit", pd.Series(dtype=object)).dropna()})
+    return pd.DataFrame(rows, columns=["setting", "value", "varies"]), commits
+
+
+def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: list[str]) -> list[Path]:
+    figures: list[Path] = []
+    blocks += [Heading("Across tasks"), Text("How each task is normalised:"),
+               Table(references_table(norm.references))]
+    ov = st.overall(norm.final)
+    blocks += [Table(overall_table(ov)), Text(CAPTION_NORMALISED, "caption")]
+    printed += ["## Across tasks", _table_md(overall_table(ov)), ""]
+    by_cost = st.on_cost_grid(norm)
+    reg = plot_anytime(st.regret_over(norm.curves, "step"), st.regret_over(by_cost, "cost_fraction"),
+                       "normalised regret", "Normalised regret over the budget (mean, 95% bands)", out,
+                       "normalised_regret", log=True)
+    rank = plot_anytime(st.ranks_over(norm.curves, "step"), st.ranks_over(by_cost, "cost_fraction"),
+                        "average rank (1 = best)", "Average rank over the budget (mean, 95% bands)", out,
+                        "average_rank")
+    figures += reg + rank
+    blocks += [Figure(reg[0], "Normalised regret of the best value so far, averaged over tasks and seeds, against "
+                      "the round and against the fraction of the task's budget spent in query cost (cumulative "
+                      "query cost / the median final cost of the task's finished runs); bands: 1.96·SE over runs."),
+               Figure(rank[0], "Average rank per (task, seed) block against round and against the fraction of the "
+                      "budget's query cost; bands: 1.96·SE over blocks. Blocks where some algorithm has no run "
+                      "are left out.")]
+    try:
+        cd = st.critical_difference(norm.final)
+    except st.ReportError as exc:
+        blocks.append(Text(f"Warning: no critical-difference diagram: {exc}", "warning"))
+        norm.warnings.append(f"Warning: no critical-difference diagram: {exc}")
+    else:
+        cd_paths = plot_cd(cd.mean_ranks, cd.pvalues, f"Final normalised regret, {cd.method}", out)
+        figures += cd_paths
+        text = cd_caption(cd.method, cd.friedman_p, cd.n_blocks, len(cd.mean_ranks))
+        order = list(cd.mean_ranks.sort_values(kind="stable").index)
+        pairs = cd.pvalues.loc[order, order].map(lambda p: f"{p:.3g}")
+        for a in order:
+            pairs.loc[a, a] = "—"
+        pairs.insert(0, f"{cd.method} p", order)
+        blocks += [Figure(cd_paths[0], text), Table(pairs)]
+        printed += [text, "", _table_md(pairs), ""]
+    vb = st.versus_best(norm.final)
+    blocks.append(Heading("Per task: against the best method", 3))
+    for task, rows in vb.groupby("task", sort=True):
+        table = versus_best_table(rows)
+        pairs = int(norm.final[norm.final["task"] == task].groupby("algo")["seed"].nunique().min())
+        blocks += [Heading(task, 4), Table(table), Text(versus_best_caption(pairs), "caption")]
+        printed += [f"### {task}", _table_md(table), ""]
+    lines = [s.line() for s in st.seed_adequacy(norm.final)] or [
+        "No task has two algorithms with at least two paired seeds."]
+    blocks += [Heading("Seed adequacy", 3), Text(
+        "For the two best methods per task: the observed paired difference of final normalised regret "
+        "(second − first; bootstrap 95% interval) and the number of seeds a two-sided paired t-test would need "
+        "to separate them at α = 0.05 with 80% power, from the observed standardised effect d_z = mean/sd of the "
+        "paired differences (statsmodels TTestPower).", "caption")]
+    blocks += [Text(line) for line in lines]
+    printed += ["Seed adequacy:"] + lines + [""]
+    return figures
+
+
+def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool
+              ) -> tuple[list[Path], dict]:
+    finished = StudyData(data.runs[data.runs["status"] == "FINISHED"], data.curves, data.parents, data.uri)
+    summaries = summarise(to_run_curves(finished))
+    figures = []
+    blocks.append(Heading("Per task: regret of the finished runs"))
+    for task_key, rows in summaries.items():
+        if with_configs:
+            for s in rows:
+                s.best_config = best_config(data.uri, s.best_run)
+        task = " ".join(task_key)
+        paths = plot_task(task, rows, out)
+        figures += paths
+        blocks += [Heading(task, 3), Table(_md_to_frame(format_table(rows))), Text(caption(rows) + " FINISHED runs only (failures are counted in the tables above).",
+                        "caption"), Text("Best configuration per algorithm:"),
+                   Table(_md_to_frame(format_best_configs(rows)))]
+        blocks += [Figure(p, p.stem.replace("_", " ")) for p in paths if p.suffix == ".png"]
+        printed += [f"### {task} (finished runs)", format_table(rows), caption(rows), format_best_configs(rows), ""]
+    return figures, summaries
+
+
+def _md_to_frame(md: str) -> pd.DataFrame:
+    """A Markdown table (as ``tables.format_*`` write it) back into string cells."""
+    lines = [ln.strip().strip("|").split(" | ") for ln in md.splitlines() if ln.strip()]
+    return pd.DataFrame(lines[2:], columns=[c.strip() for c in lines[0]])
+
+
+def write_summary_csv(path: Path, summaries: dict, norm: st.Normalised | None) -> Path:
+    """One row per (task, algorithm): the per-task regret columns (finished runs) and, beside them, the
+    normalised-regret columns (all runs, failures counted)."""
+    vb = st.versus_best(norm.final).set_index(["task", "algo"]) if norm is not None else pd.DataFrame()
+    fields = CSV_FIELDS + ["runs", "failed", "normalised_regret_mean", "normalised_regret_ci_low",
+                           "normalised_regret_ci_high", "p_holm_vs_best", "best", "tie"]
+    rows = {(s.task, s.algo): csv_row(s) for rows in summaries.values() for s in rows}
+    for (task, algo), r in vb.iterrows():
+        rows.setdefault((task, algo), {"task": task, "algo": algo, "n": 0}).update(
+            runs=r["n"], failed=r["failed"], normalised_regret_mean=r["mean"], normalised_regret_ci_low=r["ci_low"],
+            normalised_regret_ci_high=r["ci_high"], p_holm_vs_best=r["p_holm"], best=r["best"], tie=r["tie"])
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        for key in sorted(rows):
+            writer.writerow(rows[key])
+    return path
+
+
+def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
+    """Write report.html, report.md, summary.csv and the figures into ``out``.
+
+    Raises:
+        st.ReportError: nothing selected, or input the statistics cannot honestly summarise.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    norm = st.normalise(data)
+    config, commits = study_config(data.runs)
+    blocks: list[Block] = [Text(f"Selection: {data.selection}.")]
+    blocks += [Text(w, "warning") for w in norm.warnings]
+    printed: list[str] = []
+    figures = _cross_task(norm, out, blocks, printed)
+    more, summaries = _per_task(data, out, blocks, printed, best_configs)
+    blocks += [Heading("Study"), Text(f"{len(data.runs)} runs; git commit(s): {', '.join(commits) or 'unknown'}."
+                                      + (f" Study parent run: {data.study_parent()}." if data.study_parent() else "")),
+               Table(config)]
+    blocks[1:1] = [Text(w, "warning") for w in norm.warnings if Text(w, "warning") not in blocks]  # CD's
+    html_path, md_path = out / "report.html", out / "report.md"
+    html_path.write_text(to_html(blocks, TITLE))
+    md_path.write_text(to_markdown(blocks, TITLE))
+    csv_path = write_summary_csv(out / "summary.csv", summaries, norm)
+    return Built(html_path, md_path, csv_path, figures + more, list(norm.warnings), "\n".join(printed))

@@ -1,0 +1,58 @@
+"""Shared plumbing of the speed benchmarks: one thread, the process CPU clock, and `--against <git rev>`.
+
+The machine these run on is shared, so every timing is process CPU time of a single-threaded process
+(``time.process_time``): other processes do not inflate it the way they inflate wall time. ``--against REV``
+measures the old revision in the same invocation: ``git archive`` exports REV's ``hpoflow/`` and ``conf/`` into
+a temporary folder (nothing in the repository changes), and the benchmark runs itself there in a subprocess
+whose ``PYTHONPATH`` puts that copy first, printing its numbers as JSON for the parent's table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pin_threads() -> None:
+    """One BLAS/OpenMP thread: set before numpy/torch are imported (the figures swing several-fold otherwise)."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = "1"
+
+
+def export_revision(rev: str) -> Path:
+    """A temporary folder holding ``hpoflow/`` and ``conf/`` as they are at git revision ``rev``."""
+    folder = Path(tempfile.mkdtemp(prefix="hpoflow-rev-"))
+    archive = folder / "rev.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", "-o", str(archive), rev, "hpoflow", "conf"],
+                   check=True, capture_output=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="data")
+    archive.unlink()
+    return folder
+
+
+def revision_label(rev: str) -> str:
+    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True,
+                         check=False)
+    return f"{rev} ({out.stdout.strip()})" if out.returncode == 0 and out.stdout.strip() != rev else rev
+
+
+def run_at(root: Path, script: Path, args: list[str]) -> dict[str, Any]:
+    """Run ``script`` with ``args`` + ``--json`` against the package under ``root``; return its JSON output."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for name in THREAD_VARIABLES:
+        env[name] = "1"
+    proc = subprocess.run([sys.executable, str(script), *args, "--json"], env=env, capture_output=True, text=True,
+                          check=False,
+                          cwd=root)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{script.name} at {root} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
