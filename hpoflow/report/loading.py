@@ -250,6 +250,8 @@ def _tidy(df: pd.DataFrame, experiments: dict[str, str]) -> pd.DataFrame:
         out[c] = _col(df, c)
     out["experiment"] = out["experiment_id"].astype(str).map(experiments)
     out["algo"] = _col(df, "tags.algo", "?").fillna("?")
+    cell = _col(df, "params.sweep.cell").fillna("None").astype(str)  # a study's named cell: a table row
+    out["algo"] = out["algo"].where(cell.isin(["None", ""]), out["algo"] + " " + cell)
     out["task"] = _col(df, "tags.task", "?").fillna("?")
     out["task_key"] = _task_key(df)
     out["seed"] = _col(df, "tags.seed", "?").fillna("?").astype(str)

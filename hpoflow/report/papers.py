@@ -7,7 +7,8 @@ experiment name (``conf/experiment/<name>.yaml``) to its layout; other modules m
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -71,9 +72,10 @@ def bbo_inner_horizon(runs: Any) -> str:
     task = ", ".join(sorted(set(runs.get("params.task.name", ["?"]))))
     scales = sorted(set(runs["scale"]))
     seeds = sorted(set(_num(runs, "params.seed").dropna().astype(int)))
-    out = [f"Paper 000, T x N tables on {task}: final validation loss at the returned point lambda+_T "
-           f"(posterior-mean argmin), mean ± std over seeds {seeds}; N = paper N x {scales}; "
-           "paper: MNIST, 2-conv CNN (the loss scales differ: compare shapes, not values)", ""]
+    title = (f"Paper 000, T x N tables on {task}: final validation loss at the returned point lambda+_T "
+             f"(posterior-mean argmin), mean ± std over seeds {seeds}; N = paper N x {scales}; "
+             "paper: MNIST, 2-conv CNN (the loss scales differ: compare shapes, not values)")
+    out = [title, ""]
     width = 16
     for algo, label in (("bbo_ei", "EI"), ("bbo_ucb", "UCB")):
         out.append(f"=== {label} acquisition ===")
@@ -128,9 +130,9 @@ def ce_gp_ucb_table_a2(runs: Any) -> str:
         out.append(line)
     ber = [r for r in rows if r.startswith("Ber_")]
     if ber and "TV-GP-UCB" in rows:
-        out += ["", "CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T "
-                    "(< 1: CE better; '<': CE's cost is below every Bernoulli row's)",
-                " " * 14 + "".join(f"| eps={e:<10g}" for e in eps)]
+        caption = ("CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T "
+                   "(< 1: CE better; '<': CE's cost is below every Bernoulli row's)")
+        out += ["", caption, " " * 14 + "".join(f"| eps={e:<10g}" for e in eps)]
         for row in (r for r in rows if r.startswith(("CE_", "LCB"))):
             line = f"{row:14s}"
             for e in eps:

@@ -78,7 +78,12 @@ class StudyCallback(Callback):
 
         from hpoflow import sweeps
         from hpoflow.tracking.params import redact_tree
-        from hpoflow.tracking.store import artifact_location, default_uri, get_or_create_experiment, make_client
+        from hpoflow.tracking.store import (
+            artifact_location,
+            default_uri,
+            get_or_create_experiment,
+            make_client,
+        )
 
         choices = config.hydra.runtime.choices
         experiment = choices.get("experiment")
@@ -152,7 +157,7 @@ def overrides_list(config: Any) -> list[str]:
 
 def close_open_studies() -> None:
     """End every study this process opened (a sweep stopped by a failed job): counts, status, account."""
-    for callback in list(_OPEN):
+    for callback in _OPEN.copy():  # close() removes the callback from _OPEN
         callback.close()
 
 
