@@ -1,6 +1,8 @@
 """Hydra entry point: compose -> validate -> build -> run -> print summary.
 
-Exit status: 0 done, 1 the run failed (objective error under ``on_error=fail``), 2 bad config.
+Exit status: 0 done, 1 the run failed (objective error under ``on_error=fail``, the store vanished or became
+read-only, another process took the run over), 2 bad config or a refused resume, 128 + N after signal N
+(SIGTERM: 143, Ctrl-C: 130; the run is KILLED with every completed round logged and can be resumed).
 In a multirun, a failing job prints its one-line error and is recorded as failed (its MLflow run is
 FAILED); Hydra's sweeper still runs every other job of the sweep and exits non-zero at the end.
 """
@@ -20,9 +22,11 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
 from hpoflow.cli_errors import JobFailed  # noqa: E402
 from hpoflow.cli_errors import install as install_error_reporter  # noqa: E402
+from hpoflow.identity import register_resolvers  # noqa: E402
 from hpoflow.schema import register_configs  # noqa: E402
 
 register_configs()
+register_resolvers()
 install_error_reporter()
 
 
@@ -32,12 +36,21 @@ def main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from hpoflow.app import ConfigError, resume_settings, run_from_settings, sweep_id_from, validate
+    from hpoflow.cli_outputs import (RUN_LOST, exit_without_store_cleanup, interrupted_message, lost_message,
+                                     mask_hydra_outputs)
     from hpoflow.loop import ObjectiveError
+    from hpoflow.signals import Interrupted
+    from hpoflow.signals import install as install_signal_handlers
+    from hpoflow.tracking.health import StoreLost
+    from hpoflow.tracking.params import mask_secrets
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
+    install_signal_handlers()
+    mask_hydra_outputs(hc)
 
     def fail(message: str, status: int) -> None:
+        message = mask_secrets(message)
         print(f"Error: {message}", file=sys.stderr, flush=True)
         if multirun:  # never sys.exit inside a sweep job: SystemExit would stop the whole sweep
             raise JobFailed(f"job {hc.job.num}: {message}", status)
@@ -52,7 +65,8 @@ def main(cfg: DictConfig) -> None:
                               f"(python -m hpoflow -m experiment={experiment})")
         resume = None
         if settings.resume is not None:
-            settings, state, path = resume_settings(settings.resume, list(hc.overrides.task), settings.tracking.uri)
+            settings, state, path = resume_settings(settings.resume, list(hc.overrides.task), settings.tracking.uri,
+                                                    composed=raw)  # type: ignore[arg-type]
             resume = (state, path)
         elif multirun and settings.sweep.parent_run_id and settings.tracking.enabled:
             from hpoflow.sweeps import Action, ConfigHashCollision, prepare_job
@@ -75,6 +89,16 @@ def main(cfg: DictConfig) -> None:
         fail(str(exc), 2)
     except ObjectiveError as exc:  # the run is already FAILED in MLflow with every earlier step logged
         fail(f"run failed: {exc}", 1)
+    except RUN_LOST as exc:  # the store vanished or another writer took over: the checkpoint is kept
+        message = mask_secrets(lost_message(exc, hc.runtime.output_dir, cfg.get("resume")))
+        if isinstance(exc, StoreLost):  # the store is unusable: no other job can use it either
+            print(f"Error: {message}", file=sys.stderr, flush=True)
+            exit_without_store_cleanup(1)
+        fail(message, 1)
+    except Interrupted as exc:  # the run is KILLED with every completed round logged: one line, 128 + signal
+        message = interrupted_message(exc, hc.runtime.output_dir, cfg.get("resume"))
+        print(f"Error: {mask_secrets(message)}", file=sys.stderr, flush=True)
+        sys.exit(exc.exit_code)
 
 
 if __name__ == "__main__":

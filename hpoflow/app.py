@@ -82,6 +82,12 @@ def _component(kind: str, values: dict[str, Any]) -> tuple[Any, registry.Entry |
 
 def validate(raw: dict[str, Any]) -> Settings:
     """Turn the resolved config (plain dict) into Settings, raising ConfigError on the first bad value."""
+    from hpoflow.validation import check_config
+
+    try:
+        check_config(raw)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     algo, algo_entry, algo_target = _component("algorithm", raw.get("algo") or {})
     surrogate, surrogate_entry, _ = _component("surrogate", raw.get("surrogate") or {})
     task, task_entry, task_target = _component("task", raw.get("task") or {})
@@ -94,6 +100,8 @@ def validate(raw: dict[str, Any]) -> Settings:
         raise ConfigError(f"budget.cost={budget.cost} must be > 0 or null")
     if tracking.flush_every < 1:
         raise ConfigError(f"tracking.flush_every={tracking.flush_every} must be >= 1")
+    if not tracking.heartbeat_s > 0:
+        raise ConfigError(f"tracking.heartbeat_s={tracking.heartbeat_s} must be > 0 (seconds between lease heartbeats)")
     seed = raw.get("seed", 0)
     if not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed={seed!r} must be a non-negative integer")
@@ -173,14 +181,18 @@ def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: s
 RESUMABLE_OVERRIDES = ("resume", "tracking.uri")  # what a resume may set; everything else is recorded
 
 
-def resume_settings(resume: str, overrides: list[str], uri: str | None) -> tuple[Settings, Any, str]:
+def resume_settings(resume: str, overrides: list[str], uri: str | None,
+                    composed: dict[str, Any] | None = None) -> tuple[Settings, Any, str]:
     """Settings, loop state and checkpoint path for ``resume=<run folder | checkpoint | MLflow run id>``.
 
-    The run continues with the config recorded in its checkpoint; overrides other than ``resume`` and
-    ``tracking.uri`` (a moved store) are refused. Components given by ``_target_`` are only rebuilt from a
-    checkpoint named by path, never from one found through an MLflow tag.
+    The run continues with the config recorded in its checkpoint; an override that differs from the recorded
+    value is refused (``composed``: the config the command line composed; overrides equal to the recorded
+    ones are accepted). ``tracking.uri`` and secrets may always be given (they are never recorded). The
+    checkpoint is checked against its run in the store (``hpoflow.resume_guard``). Components given by
+    ``_target_`` are only rebuilt from a checkpoint named by path, never from one found through an MLflow tag.
     """
     from hpoflow.checkpoint import CheckpointError, load, locate
+    from hpoflow.resume_guard import differing_override, redacted_keys, secret_overrides, verify_store
     from hpoflow.tracking.store import default_uri
 
     try:
@@ -188,11 +200,13 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None) -> tuple
         state = load(path)
     except CheckpointError as exc:
         raise ConfigError(str(exc)) from None
-    extra = [o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES]
-    if extra:
-        raise ConfigError(f"resume={resume!r} continues a run with its recorded config; drop the override "
-                          f"'{extra[0]}' (start a new run to change settings)")
     raw = dict(state.meta.get("config") or {})
+    extra = (differing_override(overrides, composed, raw) if composed is not None else
+             next((o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES), None))
+    if extra:
+        raise ConfigError(f"resume={resume!r} continues a run with its recorded config; the override "
+                          f"'{extra}' differs from it (drop it, or start a new run to change settings)")
+    raw = secret_overrides(overrides, composed or {}, raw)
     by_tag = not Path(resume).expanduser().exists()
     if by_tag and any(isinstance(raw.get(g), dict) and "_target_" in raw[g] for g in ("algo", "task", "surrogate")):
         raise ConfigError(f"resume={resume!r}: this run uses a _target_ component; resume it by its run folder "
@@ -201,7 +215,17 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None) -> tuple
     tracking["uri"] = uri or tracking.get("uri") or state.meta.get("uri")  # the store the run lives in
     raw["tracking"] = tracking
     raw["resume"] = None
-    return validate(raw), state, str(path)
+    missing = redacted_keys(raw)
+    if missing:
+        raise ConfigError(f"resume={resume!r}: {missing[0]} was recorded without its secret (secrets are never "
+                          f"saved); give it again: {missing[0]}=...")
+    settings = validate(raw)
+    if settings.tracking.enabled:
+        try:
+            verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every)
+        except CheckpointError as exc:
+            raise ConfigError(f"resume={resume!r}: {exc}") from None
+    return settings, state, str(path)
 
 
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,
@@ -224,6 +248,10 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         return None
     if state is not None:
         config_text = state.meta.get("config_text", config_text)
+    from hpoflow.tracking.params import mask_secrets, redact_tree
+    from hpoflow.validation import check_task
+
+    config_text = mask_secrets(config_text)
     try:
         resolved = hw.setup(s.hardware)
     except ValueError as exc:
@@ -235,6 +263,10 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         raise
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"task: {exc}") from None
+    try:
+        check_task(s.task, task)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     surrogate_factory = None
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
         surrogate_factory = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
@@ -268,18 +300,25 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
             tags = {"resumed_at_round": str(state.round)}
         try:
             tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
-                                    artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots)
+                                    artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
+                                    heartbeat_s=s.tracking.heartbeat_s)
         except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
-            raise ConfigError(f"tracking.uri={uri!r}: cannot open the MLflow store ({_first_line(exc)})") from None
+            raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
+                              f"({_first_line(exc)})") from None
+        from hpoflow.tracking.lease import LeaseError
+
         try:
             tracker.start(s.raw, tags, config_text)
+        except LeaseError as exc:  # another live writer, or a FINISHED run: nothing was written
+            raise ConfigError(f"resume: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - server down, deleted experiment: never leave it RUNNING
             if tracker.run_id is not None and run_id is None:
                 from hpoflow.records import RunStatus
 
                 with contextlib.suppress(Exception):
                     tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
-            raise ConfigError(f"tracking.uri={uri!r}: cannot start the MLflow run ({_first_line(exc)})") from None
+            raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot start the MLflow run "
+                              f"({_first_line(exc)})") from None
         if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
             from hpoflow.surrogate_plot import surrogate_artifact_writer
 
@@ -288,8 +327,8 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
 
     checkpointer = None
     if checkpoint_path:
-        meta = {"config": s.raw, "config_text": config_text, "run_id": getattr(tracker, "run_id", None),
-                "uri": uri, "sweep_id": sweep_id}
+        meta = {"config": redact_tree(s.raw), "config_text": config_text, "run_id": getattr(tracker, "run_id", None),
+                "uri": mask_secrets(uri) if uri else uri, "sweep_id": sweep_id}
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
     with RunProgress(s.budget.rounds, label, enabled=s.progress) as progress:
@@ -305,7 +344,14 @@ def _build_surrogate(entry: registry.Entry, config: Any, dim: int, **kwargs: Any
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    from hpoflow.tracking.params import mask_secrets
+
+    full = mask_secrets(str(exc))
+    if "Max retries exceeded" in full or "NewConnectionError" in full:  # requests' 1,000-character story
+        reason = ("connection refused" if "refused" in full.lower() else
+                  "timed out" if "timed out" in full.lower() or "timeout" in full.lower() else "unreachable")
+        return f"the server cannot be reached: {reason}, after MLflow's retries"
+    text = full.strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
 
 
@@ -316,6 +362,9 @@ def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | No
                      f"simple regret: {summary.get('simple_regret')}")
     lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
     if uri:
+        from hpoflow.tracking.params import mask_secrets
+
+        uri = mask_secrets(uri)
         lines.append(f"MLflow run {run_id} in {uri}")
         lines.append(f"browse: {uri}" if uri.startswith(("http://", "https://"))
                      else f"browse: mlflow ui --backend-store-uri {uri}")

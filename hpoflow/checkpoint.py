@@ -8,7 +8,11 @@ hundreds of rounds, where ``torch.save`` of the same data took tens). It contain
   ``x`` and the outcome that was told (Evaluation or Failure);
 * the regret book, the elapsed wall time, and the RNG states of Python, NumPy, torch and the task;
 * the algorithm's own ``state_dict()`` if it implements one (see ``hpoflow.algorithms.base``);
-* ``meta``: the resolved config, the MLflow run id and store, and how the run ended.
+* ``meta``: the resolved config (secrets redacted), the MLflow run id and store, and how the run ended.
+
+Integrity: the file starts with ``{"sha256": <hex>, ...`` the SHA-256 of the rest of the document; ``load``
+verifies it and that ``round`` is the number of recorded rounds, so a hand-edited, truncated or mixed-up
+checkpoint is refused (``CheckpointError``) instead of silently continuing a different trajectory.
 
 Resume contract (see :func:`hpoflow.loop.run`): a fresh algorithm is built from the same config and seed;
 if the checkpoint holds an algorithm state it is loaded, otherwise the rounds are *replayed* (``ask`` again,
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import json
 import math
 import os
@@ -35,7 +40,8 @@ import torch
 
 from hpoflow.records import Evaluation, Failure, Record
 
-VERSION = 1
+VERSION = 2  # 2: content hash; version 1 files (no hash) are still read, with the consistency checks
+READABLE_VERSIONS = (1, 2)
 FILENAME = "checkpoint.json"
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -195,9 +201,12 @@ def encode(state: LoopState) -> dict[str, Any]:
 
 
 def decode(d: dict[str, Any]) -> LoopState:
-    if d.get("version") != VERSION:
+    if d.get("version") not in READABLE_VERSIONS:
         raise CheckpointError(f"checkpoint version {d.get('version')!r} is not supported (expected {VERSION})")
     rounds = d["rounds"]
+    if d["round"] != len(rounds) or [r["record"]["round"] for r in rounds] != list(range(1, len(rounds) + 1)):
+        raise CheckpointError(f"the checkpoint says round {d['round']!r} but holds {len(rounds)} rounds "
+                              f"(numbered {_span([r['record']['round'] for r in rounds])}): it is inconsistent")
     return LoopState(round=d["round"], records=[Record(**r["record"]) for r in rounds],
                      metrics=[r["metrics"] for r in rounds], xs=[r["x"] for r in rounds],
                      outcomes=[_outcome_from(r["outcome"]) for r in rounds], book=d["book"],
@@ -206,7 +215,13 @@ def decode(d: dict[str, Any]) -> LoopState:
                      rounds_json=[json.dumps(r, separators=(",", ":")) for r in rounds])
 
 
+def _span(rounds: list[Any]) -> str:
+    return "none" if not rounds else f"{rounds[0]}..{rounds[-1]}" if len(rounds) > 2 else str(rounds)
+
+
 _TENSOR = "__tensor__"
+_HASH_HEAD = '{"sha256":"'
+_HASH_LEN = 64
 FSYNC_SECONDS = 2.0  # a killed process loses nothing (the rename is atomic); fsync bounds a power cut's loss
 _LAST_FSYNC: dict[Path, float] = {}
 
@@ -240,7 +255,8 @@ def save(path: str | Path, state: LoopState) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     head = json.dumps(_to_json(encode(state)), separators=(",", ":"))
-    text = f'{head[:-1]},"rounds":[{",".join(state.rounds_json)}]}}'
+    body = f'{head[1:-1]},"rounds":[{",".join(state.rounds_json)}]}}'
+    text = f'{_HASH_HEAD}{hashlib.sha256(body.encode()).hexdigest()}",{body}'
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
@@ -259,8 +275,9 @@ def load(path: str | Path) -> LoopState:
     """Read a checkpoint (JSON: nothing in it can run code)."""
     try:
         with open(path) as fh:
-            data = _from_json(json.load(fh))
-        return decode(data)
+            text = fh.read()
+        _verify_hash(text, path)
+        return decode(_from_json(json.loads(text)))
     except FileNotFoundError:
         raise CheckpointError(f"resume={str(path)!r}: no checkpoint there") from None
     except CheckpointError:
@@ -268,6 +285,19 @@ def load(path: str | Path) -> LoopState:
     except Exception as exc:  # noqa: BLE001 - a truncated or foreign file is a user-facing error
         raise CheckpointError(f"resume={str(path)!r}: not a readable hpoflow checkpoint "
                               f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
+
+
+def _verify_hash(text: str, path: str | Path) -> None:
+    if not text.startswith(_HASH_HEAD):
+        if re.match(r'\s*\{\s*"version"\s*:\s*1\s*,', text):
+            return  # written before checkpoints carried a hash
+        raise CheckpointError(f"resume={str(path)!r}: the checkpoint carries no content hash (edited or "
+                              "not written by hpoflow); refusing to resume from it")
+    expected = text[len(_HASH_HEAD):len(_HASH_HEAD) + _HASH_LEN]
+    body = text[len(_HASH_HEAD) + _HASH_LEN + 2:]
+    if hashlib.sha256(body.encode()).hexdigest() != expected:
+        raise CheckpointError(f"resume={str(path)!r}: the checkpoint's content does not match its SHA-256 "
+                              "(edited or corrupted); refusing to resume from it")
 
 
 class Checkpointer:

@@ -57,6 +57,8 @@ def install() -> None:
     """Wrap Hydra's error reporter so that composition errors print one line and exit with status 2."""
     from hydra._internal import utils
 
+    from hpoflow.tracking.params import mask_secrets
+
     original: Callable[[Any], Any] = utils.run_and_report
     if getattr(original, "_hpoflow", False):
         return
@@ -70,7 +72,7 @@ def install() -> None:
             from hpoflow.tracking.callbacks import close_open_studies
 
             close_open_studies()  # the study's account and its parent run's status
-            print(f"Error: the sweep had failed jobs (the others ran); first: {ex}", file=sys.stderr)
+            print(f"Error: the sweep had failed jobs (the others ran); first: {mask_secrets(str(ex))}", file=sys.stderr)
             sys.exit(ex.status)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
             message = one_line(ex)
@@ -79,7 +81,7 @@ def install() -> None:
                     raise err
 
                 return original(reraise)
-            print(f"Error: {message}", file=sys.stderr)
+            print(f"Error: {mask_secrets(message)}", file=sys.stderr)
             sys.exit(2)
 
     run_and_report._hpoflow = True  # type: ignore[attr-defined]

@@ -136,8 +136,8 @@ def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget
                 on_round(record, metrics)
             if record.failed and on_error is OnError.FAIL:
                 raise ObjectiveError(f"round {t}: {record.error}")
-    except KeyboardInterrupt:
-        tracker.finish(RunStatus.KILLED, book.summary(), error="interrupted (KeyboardInterrupt)")
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM through hpoflow.signals (its str names the signal)
+        tracker.finish(RunStatus.KILLED, book.summary(), error=str(exc) or "interrupted (KeyboardInterrupt)")
         raise
     except BaseException as exc:
         tracker.finish(RunStatus.FAILED, book.summary(), error=f"{type(exc).__name__}: {exc}")

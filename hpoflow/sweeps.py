@@ -86,7 +86,7 @@ def _writer_alive(client: Any, run: Any) -> bool:
         from hpoflow.tracking import lease
     except ImportError:
         return False
-    info = lease.read_lease(client, run.info.run_id)
+    info = lease.Lease.from_tags(run.data.tags)  # search_runs already returned the tags: no extra request
     return info is not None and info.alive()
 
 

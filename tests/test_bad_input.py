@@ -12,6 +12,7 @@ from tests.conftest import REPO, mlflow_runs
 from tests.test_failures_cli import FAULTY, faulty_env
 
 PLUGIN = ("--config-dir", str(FAULTY / "conf"))
+SECRET = "hunter2"  # must never appear in any output
 CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("unknown algo", ["algo=nope"], "algo"),
     ("unknown task key", ["task=rastrigin", "task.nope=1"], "task.nope"),
@@ -31,6 +32,20 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("missing data file", [*PLUGIN, "task=faulty", "task.path=/nonexistent/data.csv"], "task.path"),
     ("data path is a folder", [*PLUGIN, "task=faulty", f"task.path={REPO / 'tests'}"], "task.path"),
     ("unwritable store", ["tracking.uri=sqlite:////proc/nope/mlflow.db"], "tracking.uri"),
+    # reliability round 2 (issue 15): nonsense that used to run
+    ("NaN cost budget", ["budget.cost=nan"], "budget.cost=nan"),
+    ("NaN noise", ["task.noise_std=nan"], "task.noise_std=nan"),
+    ("NaN beta", ["algo=gp_ucb", "algo.beta=nan"], "algo.beta=nan"),
+    ("inf bound", ["task=rastrigin", "task.low=-inf"], "task.low=-inf"),
+    ("new top-level key", ["+foo=1"], "'foo' is not a setting"),
+    ("dim of a fixed-dim task", ["task=hartmann6", "task.dim=3"], "task.dim=3"),
+    ("rounds 2**70", [f"budget.rounds={2**70}"], "budget.rounds"),
+    ("empty store URI", ["tracking.uri="], "tracking.uri is empty"),
+    ("5,000-char run name", ["tracking.run_name=" + "x" * 5000], "tracking.run_name"),
+    ("seed 2**70", [f"seed={2**70}"], "seed"),
+    ("dim 1e11", ["task=styblinski_tang", "task.dim=100000000000"], "task.dim"),
+    ("zero heartbeat", ["tracking.heartbeat_s=0"], "tracking.heartbeat_s"),
+    ("dead server, password", [f"tracking.uri=http://bob:{SECRET}@127.0.0.1:1"], "tracking.uri"),
 ]
 
 
@@ -58,11 +73,12 @@ def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and " INFO " not in ln]
         print(f"\n{name:26s} exit {proc.returncode}: {lines[0] if lines else ''}", end="")
         if proc.returncode == 0 or len(lines) != 1 or not lines[0].startswith("Error:") or fragment not in lines[0] \
-                or "Traceback" in proc.stderr:
+                or "Traceback" in proc.stderr or SECRET in proc.stdout + proc.stderr:
             problems.append(f"{name} {args}: exit {proc.returncode}, stderr {proc.stderr[-600:]!r}")
         db = tmp_path / f"{i}.db"
         if db.exists() and any(r.info.status == "RUNNING" for r in mlflow_runs(f"sqlite:///{db}")):
             problems.append(f"{name}: a run was left RUNNING")
+    print(f"\nbad-input fuzz: {len(CASES) - len(problems)} of {len(CASES)} cases hold")
     assert not problems, "\n".join(problems)
 
 

@@ -169,6 +169,10 @@ def test_resumed_tracker_logs_every_step_exactly_once(store):
         first.log(rec(t), {"value": float(t), "query_cost": float(t), "extra": 1.0})
     # "killed": rounds 1-4 were flushed, 5-6 are lost with the process; the run stays RUNNING
     client = MlflowClient(tracking_uri=store)
+    first._heartbeat.stop()  # ... and its heartbeat stopped long ago: the lease is dead
+    from hpoflow.tracking.lease import Lease, _write
+
+    _write(client, first.run_id, Lease(first._lease.owner, first._lease.host, first._lease.pid, 0.0, 10.0))
     assert [m.step for m in client.get_metric_history(first.run_id, "value")] == [1, 2, 3, 4]
 
     second = MlflowTracker(store, "resume", "r", flush_every=4, run_id=first.run_id)
@@ -182,3 +186,40 @@ def test_resumed_tracker_logs_every_step_exactly_once(store):
     assert run_.info.status == "FINISHED" and run_.data.tags["resumed_at_round"] == "6"
     for key in ("value", "query_cost", "extra"):
         assert sorted(m.step for m in client.get_metric_history(first.run_id, key)) == list(range(1, 9)), key
+
+
+def _saved(tmp_path, rounds: int = 3):
+    task = Noisy()
+    path = tmp_path / "checkpoint.json"
+    run(task, _random(task), budget=Budget(rounds), checkpoint=Checkpointer(path, {"run_id": "r"}))
+    return path
+
+
+def test_checkpoint_carries_a_hash_that_catches_any_edit(tmp_path):
+    path = _saved(tmp_path)
+    text = path.read_text()
+    assert text.startswith('{"sha256":"') and load(path).round == 3
+    for edited in (text.replace('"round":3,', '"round":999,'), text.replace('"wall_time":', '"wall_time":1', 1),
+                   text[:-40] + text[-39:]):
+        path.write_text(edited)
+        with pytest.raises(CheckpointError, match="SHA-256|not a readable"):
+            load(path)
+    data = json.loads(text)
+    del data["sha256"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(CheckpointError, match="carries no content hash"):
+        load(path)
+
+
+def test_an_old_version_1_checkpoint_without_hash_is_checked_for_consistency(tmp_path):
+    data = json.loads(_saved(tmp_path).read_text())
+    del data["sha256"]
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps({**data, "version": 1}, separators=(",", ":")))
+    assert load(path).round == 3  # still readable
+    path.write_text(json.dumps({**data, "version": 1, "round": 999}, separators=(",", ":")))
+    with pytest.raises(CheckpointError, match="says round 999 but holds 3 rounds"):
+        load(path)
+    path.write_text(json.dumps({**data, "version": 1, "rounds": data["rounds"][:2]}, separators=(",", ":")))
+    with pytest.raises(CheckpointError, match="says round 3 but holds 2 rounds"):
+        load(path)

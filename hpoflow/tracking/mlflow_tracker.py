@@ -9,8 +9,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
+from hpoflow import signals
 from hpoflow.records import Record, RunStatus
-from hpoflow.tracking.params import redact_tree, to_mlflow_params
+from hpoflow.tracking import lease as leases
+from hpoflow.tracking.health import StoreHealth, StoreLost
+from hpoflow.tracking.params import mask_secrets, redact_tree, to_mlflow_params
 from hpoflow.tracking.store import artifact_location, get_or_create_experiment, make_client, retry
 
 MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch call
@@ -31,11 +34,16 @@ class MlflowTracker:
     With ``run_id`` the tracker continues an existing run (resume): the steps the store already holds
     are read once, and ``log`` skips their metrics, so that each step is logged exactly once. This relies
     on batches being written in order, each atomically, with ``STEP_MARKER`` last in every round.
+
+    One writer per run: the tracker holds the run's lease (``hpoflow.tracking.lease``) from ``start`` to
+    ``finish``, refreshed every ``heartbeat_s`` seconds; continuing a run whose lease is alive raises
+    ``LeaseHeld``, a FINISHED one ``RunFinished``. Before each batch the store's health is checked: a SQLite
+    file that vanished or became read-only raises ``StoreLost``; then nothing more is written.
     """
 
     def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 100,
                  flush_seconds: float = 10.0, artifacts: bool = True, run_id: str | None = None,
-                 plots: bool = False) -> None:
+                 heartbeat_s: float = leases.DEFAULT_HEARTBEAT_S, plots: bool = False) -> None:
         self.uri, self.experiment, self.run_name = uri, experiment, run_name
         self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
         self.plots = plots
@@ -49,6 +57,10 @@ class MlflowTracker:
         self._finished = False
         self._artifact_writers: list[Callable[[Path], list[Path]]] = []
         self._stored_steps: set[int] = set()
+        self.heartbeat_s = heartbeat_s
+        self.health = StoreHealth(uri)
+        self._heartbeat: leases.Heartbeat | None = None
+        self._lease: leases.Lease | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
@@ -60,6 +72,8 @@ class MlflowTracker:
         self._config_text = config_text
         if self.run_id is not None:  # resuming an existing run
             run_id = self.run_id
+            self._lease = leases.acquire(self.client, run_id, self.heartbeat_s)  # LeaseHeld, RunFinished
+            self._start_heartbeat()
             history = retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))
             self._stored_steps = {m.step for m in history}
             retry(lambda: self.client.update_run(run_id, status="RUNNING"))
@@ -69,18 +83,33 @@ class MlflowTracker:
                 retry(lambda: self.client.delete_tag(run_id, "error"))  # the earlier crash is over
             return
         exp_id = get_or_create_experiment(self.client, self.experiment, artifact_location(self.uri))
-        run = retry(lambda: self.client.create_run(exp_id, tags={k: str(v) for k, v in tags.items()},
-                                                   run_name=self.run_name))
+        self._lease = leases.Lease.mine(self.heartbeat_s)
+        run_tags = {**{k: mask_secrets(str(v)) for k, v in tags.items()}, **self._lease.tags()}
+        run = retry(lambda: self.client.create_run(exp_id, tags=run_tags, run_name=self.run_name))
         self.run_id = run.info.run_id
+        self._start_heartbeat()
         from mlflow.entities import Param
 
         items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
         for i in range(0, len(items), MAX_PARAMS):
             retry(lambda: self.client.log_batch(run.info.run_id, params=items[i:i + MAX_PARAMS]))
 
+    def _start_heartbeat(self) -> None:
+        assert self.run_id is not None and self._lease is not None
+        self.health = StoreHealth(self.uri)
+        self._heartbeat = leases.Heartbeat(self.client, self.run_id, self._lease, check=self.health.check).start()
+
+    def _check(self) -> None:
+        """Raise if the heartbeat lost the lease or the store; check the store's file now."""
+        if self._heartbeat is not None:
+            self._heartbeat.raise_if_failed()
+        self.health.check()
+
     def log(self, record: Record, metrics: dict[str, float]) -> None:
         from mlflow.entities import Metric
 
+        if self._heartbeat is not None:
+            self._heartbeat.raise_if_failed()
         if record.round not in self._stored_steps:
             ts = int(time.time() * 1000)
             self._buffer.extend(Metric(k, float(v), ts, record.round) for k, v in metrics.items()
@@ -104,13 +133,16 @@ class MlflowTracker:
         run_id = self.run_id
         from mlflow.entities import RunTag
 
+        if self._buffer or tags:
+            self._check()
         pending = [RunTag(k, v) for k, v in (tags or {}).items()]
         while self._buffer or pending:
             batch = self._buffer[:MAX_BATCH]
             last = len(self._buffer) <= MAX_BATCH
             tags_now = pending if last else []
-            retry(lambda b=batch, t=tags_now: self.client.log_batch(run_id, metrics=b, tags=t))
-            self._buffer = self._buffer[MAX_BATCH:]
+            with signals.deferred():  # a batch is written whole, and dropped from the buffer, or neither
+                retry(lambda b=batch, t=tags_now: self.client.log_batch(run_id, metrics=b, tags=t))
+                self._buffer = self._buffer[MAX_BATCH:]
             if last:
                 pending = []
         self._rounds_since_flush = 0
@@ -120,16 +152,28 @@ class MlflowTracker:
         if self.run_id is None or self._finished:
             return
         self._finished = True
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            lost = self._heartbeat.error
+            self._heartbeat = None  # its other errors (a flaky server) must not stop the final writes
+            if isinstance(lost, (leases.LeaseLost, StoreLost)):
+                return  # another process writes this run now, or the store is gone: write nothing
+        try:
+            self.health.check()
+        except StoreLost:
+            return
         try:
             tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret")
                     if isinstance(summary.get(key), (int, float))}
             if error:
-                tags["error"] = error[:5000]
+                tags["error"] = mask_secrets(error)[:5000]
             self.flush(tags)  # the last metrics and the final tags: one write
             if self.artifacts:
                 self._write_artifacts(summary)
         finally:
             retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
+            if self._lease is not None:
+                leases.release(self.client, self.run_id, self._lease)
 
     # -- artifacts ----------------------------------------------------------------------------
     def add_artifact_writer(self, writer: Callable[[Path], list[Path]]) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
+import os
 import random
 import sqlite3
 import time
@@ -52,7 +54,19 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+HTTP_DEFAULTS = {  # a dead server fails in ~15 s, not MLflow's minutes (its defaults: 7 retries, 120 s timeout)
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1", "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.5",
+}
+
+
 def _client(uri: str) -> Any:
+    """An MlflowClient; for an http(s) server, MLflow's retry and timeout settings default to HTTP_DEFAULTS
+    (the user's own ``MLFLOW_HTTP_REQUEST_*`` environment variables win)."""
+    if uri.startswith(("http://", "https://")):
+        for key, value in HTTP_DEFAULTS.items():
+            os.environ.setdefault(key, value)
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)  # each retry: our one line says it
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri)

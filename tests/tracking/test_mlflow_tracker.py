@@ -96,3 +96,68 @@ def test_config_artifact_is_redacted_too(store, tmp_path):
     client = MlflowClient(tracking_uri=store)
     text = open(client.download_artifacts(tracker.run_id, "config.yaml", str(tmp_path))).read()
     assert "password: '***'" in text and "hunter2" not in text
+
+
+def test_uri_passwords_and_secret_assignments_are_masked_in_any_text():
+    from hpoflow.tracking.params import mask_secrets
+
+    text = ("API request to http://bob:hunter2@127.0.0.1:1/api failed; https://ghp_tok@github.com/x "
+            "tracking.password=hunter2,seed=1 auth=abc author=me sqlite:////tmp/a@b.db")
+    masked = mask_secrets(text)
+    assert "hunter2" not in masked and "ghp_tok" not in masked and "abc" not in masked
+    assert "http://bob:***@127.0.0.1:1/api" in masked and "https://***@github.com" in masked
+    assert "author=me" in masked and "sqlite:////tmp/a@b.db" in masked
+
+
+def test_widened_secret_keys():
+    params = to_mlflow_params({"passphrase": "a", "auth": "b", "pwd": "c", "credentials": "d", "client_secret": "e",
+                               "refresh_token": "f", "basic_auth": "g", "author": "h", "pwdx": "i"})
+    assert all(params[k] == REDACTED for k in ("passphrase", "auth", "pwd", "credentials", "client_secret",
+                                               "refresh_token", "basic_auth"))
+    assert params["author"] == "h" and params["pwdx"] == "i"
+
+
+def test_hydra_files_are_masked_in_place(tmp_path):
+    from hpoflow.tracking.params import redact_text_file
+
+    path = tmp_path / "config.yaml"
+    path.write_text("tracking:\n  uri: http://bob:hunter2@h:1\n  password: hunter2\n  api_key: null\n"
+                    "- tracking.token=abc\n")
+    assert redact_text_file(path) and not redact_text_file(path)  # idempotent
+    text = path.read_text()
+    assert "hunter2" not in text and "abc" not in text and "api_key: null" in text
+
+
+def test_store_health_notices_a_vanished_or_replaced_sqlite_file(tmp_path):
+    from hpoflow.tracking.health import StoreHealth, StoreLost
+
+    db = tmp_path / "m.db"
+    db.write_text("")
+    health = StoreHealth(f"sqlite:///{db}")
+    health.check()
+    db.unlink()
+    with pytest.raises(StoreLost, match="vanished"):
+        health.check()
+    db.write_text("")  # a new file at the same path is another store
+    with pytest.raises(StoreLost, match="replaced"):
+        health.check()
+    StoreHealth("http://127.0.0.1:5000").check()  # servers report their own errors
+
+
+def test_a_lost_store_stops_the_loop_and_nothing_more_is_written(store, monkeypatch):
+    from hpoflow.tracking.health import StoreLost
+
+    task, tracker = Flaky(), _tracker(store, flush_every=1)
+    calls = {"n": 0}
+
+    def check():
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise StoreLost("the MLflow store x vanished during the run")
+
+    monkeypatch.setattr(tracker.health, "check", check)
+    with pytest.raises(StoreLost):
+        run(task, _algo(task), tracker, Budget(10))
+    client = MlflowClient(tracking_uri=store)
+    assert [m.step for m in client.get_metric_history(tracker.run_id, "query_cost")] == [1, 2, 3]
+    assert client.get_run(tracker.run_id).info.status == "RUNNING"  # left for resume / `hpoflow.runs stale`
