@@ -292,6 +292,10 @@ def ce_gp_ucb_table_a1(runs: Any) -> str:
             r, c = stats[(row, s)]
             mark = "<" if c < costs[0] else ">" if c > costs[-1] else " "
             line += f"| {r / float(np.interp(c, costs, regrets)):>8.2f}{mark}     "
+        out.append(line)
+    return "\n".join(out)
+
+
 # -- paper 004 (GO-UCB), Figures 2-3 --------------------------------------------------------------------
 GO_UCB_ROWS = ("GO-UCB", "GO-UCB_paper", "skopt_GP-UCB", "skopt_GP-EI", "skopt_GP-PI", "GP-UCB", "GP-EI", "GP-PI",
                "TuRBO", "random")
