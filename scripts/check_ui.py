@@ -143,18 +143,23 @@ def check(uri: str, out: Path, chromium: str, experiment: str, server_timeout: f
             problems.append(f"runs table does not list: {', '.join(missing)}")
         if f"{len(runs)} matching runs" not in table:
             problems.append(f"runs table does not count {len(runs)} matching runs")
-        charts = browse_until(chromium, f"{page}/runs?compareRunsMode=CHART", out / "charts.png",
-                              ["cumulative_regret", "best_value"])
+        # the experiment's chart view charts the visible runs; a study's jobs are collapsed under its parent
+        # (which logs no metrics), so a study is charted on a nested run's own metric page
+        chart_url = (f"{page}/runs/{jobs[0].info.run_id}/model-metrics" if studies
+                     else f"{page}/runs?compareRunsMode=CHART")
+        charts = browse_until(chromium, chart_url, out / "charts.png", ["cumulative_regret", "best_value"])
         (out / "charts.txt").write_text(charts)
         for key in ("cumulative_regret", "best_value"):
             if key not in charts:
                 problems.append(f"metric charts do not show '{key}'")
         for study in studies:
             text = browse_until(chromium, f"{page}/runs/{study.info.run_id}", out / "study.png",
-                                ["hpoflow.runs.finished"], size="1600,1700")
+                                ["hpoflow.runs.finished", "Child runs"], size="1600,1700")
             (out / "study.txt").write_text(text)
             if "hpoflow.runs.finished" not in text:
                 problems.append(f"the study run {study.info.run_name} does not show its counts")
+            if "Child runs" not in text:
+                problems.append(f"the study run {study.info.run_name} does not list its child runs")
         run = jobs[0]
         parent = next((s.info.run_name for s in studies if s.info.run_id == run.data.tags.get("mlflow.parentRunId")),
                       None)

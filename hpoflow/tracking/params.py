@@ -66,7 +66,8 @@ def redact_tree(config: Any, key: str = "") -> Any:
 
 
 def to_mlflow_params(config: dict[str, Any]) -> dict[str, str]:
-    return {k: str(v)[:MAX_VALUE_LEN] for k, v in redact(flatten(config)).items()}
+    """Flattened, redacted params; a list's secrets too (a study's override list may hold a store password)."""
+    return {k: mask_secrets(str(v))[:MAX_VALUE_LEN] for k, v in redact(flatten(config)).items()}
 
 
 def redact_text_file(path: str | Path) -> bool:

@@ -22,7 +22,8 @@ def test_mlflow_ui_shows_the_study_with_its_nested_runs_and_metrics_in_headless_
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = (out / "runs.txt").read_text()
     assert "study ui_check" in table and "5 matching runs" in table  # the parent; its 4 runs nested under it
-    assert "hpoflow.runs.finished" in (out / "study.txt").read_text()
+    study = (out / "study.txt").read_text()
+    assert "hpoflow.runs.finished" in study and "Child runs" in study and "random-branin-s0" in study
     assert "Parent run" in (out / "run.txt").read_text() and "study ui_check" in (out / "run.txt").read_text()
     assert "cumulative_regret" in (out / "charts.txt").read_text()
     for png in ("runs.png", "charts.png", "run.png", "study.png"):
