@@ -45,6 +45,15 @@ def revision_label(rev: str) -> str:
     return f"{rev} ({out.stdout.strip()})" if out.returncode == 0 and out.stdout.strip() != rev else rev
 
 
+def child_argv(argv: list[str]) -> list[str]:
+    """This script's arguments without ``--against REV``: what a measuring child process is given."""
+    args = list(argv)
+    if "--against" in args:
+        i = args.index("--against")
+        del args[i:i + 2]
+    return args
+
+
 def run_at(root: Path, script: Path, args: list[str]) -> dict[str, Any]:
     """Run ``script`` with ``args`` + ``--json`` against the package under ``root``; return its JSON output."""
     env = {**os.environ, "PYTHONPATH": str(root)}

@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from scripts.bench_common import export_revision, pin_threads, revision_label, run_at
+from scripts.bench_common import child_argv, export_revision, pin_threads, revision_label, run_at
 
 pin_threads()
 
@@ -186,10 +186,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(measure(args)))
         return
-    child_args = list(sys.argv[1:])
-    if args.against:
-        i = child_args.index("--against")
-        del child_args[i:i + 2]
+    child_args = child_argv(sys.argv[1:])
     print(f"# python scripts/bench_growth.py {' '.join(sys.argv[1:])}")
     print("# process CPU time, 1 thread (OMP/OPENBLAS/MKL_NUM_THREADS=1); a shared machine: wall time is not quoted")
     results = {"now": measure(args)}

@@ -33,7 +33,7 @@ import warnings
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from scripts.bench_common import ROOT, export_revision, pin_threads, revision_label, run_at
+from scripts.bench_common import ROOT, child_argv, export_revision, pin_threads, revision_label, run_at
 
 pin_threads()
 
@@ -293,10 +293,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(measure(args)))
         return
-    child_args = list(sys.argv[1:])
-    if args.against:
-        i = child_args.index("--against")
-        del child_args[i:i + 2]
+    child_args = child_argv(sys.argv[1:])
     script = Path(__file__).resolve()
     roots = {"now": ROOT}
     if args.against:

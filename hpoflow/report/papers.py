@@ -96,6 +96,14 @@ def bbo_inner_horizon(runs: Any) -> str:
     return "\n".join(out)
 
 
+def _regret_cost_cell(cell: Any, cost_width: int) -> tuple[str, tuple[float, float]]:
+    """A Table A1/A2 cell: ``R_T/T ± sd  C_T ± sd [n(, failed)]``, and the cell's mean (R_T/T, C_T)."""
+    failed = int((cell["status"] != "FINISHED").sum())
+    text = (f"| {mean_std(cell['RT']):>13s} {mean_std(cell['C'], '.0f'):>{cost_width}s} [{len(cell)}"
+            + (f", {failed} failed]" if failed else "]"))
+    return text, (float(cell["RT"].mean()), float(cell["C"].mean()))
+
+
 # -- paper 002, Table A2 -----------------------------------------------------------------------------
 def _cell_order(name: str) -> tuple[int, float]:
     head, _, tail = name.partition("_")
@@ -122,11 +130,8 @@ def ce_gp_ucb_table_a2(runs: Any) -> str:
     for row in rows:
         line = f"{row:14s}"
         for e in eps:
-            cell = runs[(runs["params.sweep.cell"] == row) & (runs["eps"] == e)]
-            stats[(row, e)] = (float(cell["RT"].mean()), float(cell["C"].mean()))
-            failed = int((cell["status"] != "FINISHED").sum())
-            line += (f"| {mean_std(cell['RT']):>13s} {mean_std(cell['C'], '.0f'):>9s} [{len(cell)}"
-                     + (f", {failed} failed]" if failed else "]"))
+            text, stats[(row, e)] = _regret_cost_cell(runs[(runs["params.sweep.cell"] == row) & (runs["eps"] == e)], 9)
+            line += text
         out.append(line)
     ber = [r for r in rows if r.startswith("Ber_")]
     if ber and "TV-GP-UCB" in rows:
@@ -270,11 +275,9 @@ def ce_gp_ucb_table_a1(runs: Any) -> str:
     for row in rows:
         line = f"{row:28s}"
         for s in shapes:
-            cell = runs[(runs["params.sweep.cell"] == row) & (runs["params.task.shape"] == s)]
-            stats[(row, s)] = (float(cell["RT"].mean()), float(cell["C"].mean()))
-            failed = int((cell["status"] != "FINISHED").sum())
-            line += (f"| {mean_std(cell['RT']):>13s} {mean_std(cell['C'], '.0f'):>10s} [{len(cell)}"
-                     + (f", {failed} failed]" if failed else "]"))
+            text, stats[(row, s)] = _regret_cost_cell(
+                runs[(runs["params.sweep.cell"] == row) & (runs["params.task.shape"] == s)], 10)
+            line += text
         out.append(line)
         if row in A1_PAPER:
             out.append(f"{'  paper':28s}" + "".join(f"| {r:13.3f} {c:10d}        " for r, c in A1_PAPER[row]))
