@@ -2,6 +2,10 @@
 
 Both run one outer iteration per loop round on a differentiable :class:`BilevelTask` and charge the
 gradient computations they spend as the round's cost (two per iteration for SHO and Algorithm 1).
+λ stays in the task's range [lambda_low, lambda_high] (the range λ* and the black-box methods use): every
+λ-step is shortened to end at the nearer bound (projected gradient descent; the full variant solves its
+λ sub-problem with those bounds). Without this, the 1/L steps walk λ off to -1e16 (SHO) or -1e81 (MY-HPO)
+where λ* lies at the lower bound, since e^λ → 0 leaves the losses finite and the hypergradient one-signed.
 A non-finite λ or loss raises ``FloatingPointError`` (the loop then ends the run FAILED, with every
 earlier round kept).
 """
@@ -60,6 +64,20 @@ def backtrack(fn: Callable[[Tensor], Tensor], x: Tensor, direction: Tensor, step
     return 0.0, max_halvings + 1
 
 
+def box_step(x: Tensor, direction: Tensor, step: float, low: float, high: float) -> float:
+    """``step`` shortened so that the scalar ``x - t * direction`` stays in ``[low, high]`` (``t >= 0``).
+
+    In one dimension this is the projection of the gradient step onto the box: the capped step ends at the
+    bound the unconstrained one would cross, and a step pushing out of a bound already reached is 0.
+    """
+    d, x_f = float(direction), float(x)
+    if d > 0:
+        return max(0.0, min(step, (x_f - low) / d))
+    if d < 0:
+        return max(0.0, min(step, (x_f - high) / d))
+    return step
+
+
 def value_and_grad(fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, Tensor]:
     """``(fn(x), ∇fn(x))`` by autograd: one gradient computation."""
     x = x.detach().requires_grad_(True)
@@ -68,15 +86,18 @@ def value_and_grad(fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, T
     return value.detach(), grad
 
 
-def argmin(fn: Callable[[Tensor], Tensor], x0: Tensor, tol: float, max_iter: int) -> tuple[Tensor, int]:
-    """Minimise a smooth ``fn`` by L-BFGS (scipy) from ``x0``; returns ``(x, gradient computations)``."""
+def argmin(fn: Callable[[Tensor], Tensor], x0: Tensor, tol: float, max_iter: int,
+           bounds: tuple[float, float] | None = None) -> tuple[Tensor, int]:
+    """Minimise a smooth ``fn`` by L-BFGS-B (scipy) from ``x0``, every coordinate within ``bounds`` if given;
+    returns ``(x, gradient computations)``."""
     shape, dtype = x0.shape, x0.dtype
 
     def f(z: np.ndarray) -> tuple[float, np.ndarray]:
         v, g = value_and_grad(fn, torch.as_tensor(z, dtype=dtype).reshape(shape))
         return float(v), g.reshape(-1).numpy().astype(float)
 
-    res = minimize(f, x0.detach().reshape(-1).numpy().astype(float), jac=True, method="L-BFGS-B",
+    box = None if bounds is None else [bounds] * x0.numel()
+    res = minimize(f, x0.detach().reshape(-1).numpy().astype(float), jac=True, method="L-BFGS-B", bounds=box,
                    options={"gtol": tol, "ftol": 0.0, "maxiter": max_iter, "maxcor": 20})
     return torch.as_tensor(res.x, dtype=dtype).reshape(shape), int(res.nfev)
 
@@ -84,9 +105,18 @@ def argmin(fn: Callable[[Tensor], Tensor], x0: Tensor, tol: float, max_iter: int
 class _BilevelAlgorithm(Algorithm):
     """Shared book-keeping: the per-iteration Record and the divergence check."""
 
-    def __init__(self, name: str, task: Task) -> None:
+    def __init__(self, name: str, task: Task, init_lambda: float) -> None:
         self.name = name
         self.task = require_bilevel(task, name)
+        self.bounds = (self.task.lambda_low, self.task.lambda_high)
+        if not self.bounds[0] <= init_lambda <= self.bounds[1]:
+            raise ValueError(f"algo.init_lambda={init_lambda} is outside the task's λ range "
+                             f"[{self.bounds[0]}, {self.bounds[1]}] (task.lambda_low, task.lambda_high)")
+        self.lam = torch.tensor(init_lambda, dtype=self.task.dtype)
+
+    def lambda_step(self, direction: Tensor, step: float) -> float:
+        """``step`` capped so that ``λ - step * direction`` stays in the task's λ range."""
+        return box_step(self.lam, direction, step, *self.bounds)
 
     def train_lipschitz(self, lam: Tensor | float) -> float:
         """Largest Hessian eigenvalue of ``L_T(·, λ)``: the data curvature plus ``2 e^(λ+c)``."""
@@ -107,10 +137,9 @@ class SHO(_BilevelAlgorithm):
     """Local SHO: hypernetwork ``w = λφ1 + φ0``; a φ-step on ``L_T`` at ``λ̂ ~ N(λ, σ²)``, then a λ-step on ``L_V``."""
 
     def __init__(self, config: SHOConfig, ctx: BuildContext) -> None:
-        super().__init__(config.name, ctx.task)
+        super().__init__(config.name, ctx.task, config.init_lambda)
         self.config = config
         self.phi1, self.phi0 = self.task.init_w(), self.task.init_w()
-        self.lam = torch.tensor(config.init_lambda, dtype=self.task.dtype)
         self.generator = ctx.generator(23)
 
     def step(self, round: int) -> Record:
@@ -124,8 +153,9 @@ class SHO(_BilevelAlgorithm):
             self.phi1, self.phi0 = self.phi1 - a * g[0], self.phi0 - a * g[1]
         lam = self.lam.detach().requires_grad_(True)
         (g_lam,) = torch.autograd.grad(task.val_loss(lam * self.phi1 + self.phi0), lam)
-        b = inverse_lipschitz(c.beta, task.curvature.val * float(torch.sum(self.phi1 * self.phi1)))
-        self.lam = (self.lam - b * g_lam).detach()
+        lip_lam = task.curvature.val * float(torch.sum(self.phi1 * self.phi1))
+        b = self.lambda_step(g_lam, inverse_lipschitz(c.beta, lip_lam))
+        self.lam = (self.lam - b * g_lam).detach().clamp(*self.bounds)  # clamp: round-off at a bound
         w = self.lam * self.phi1 + self.phi0
         return self._record(round, self.lam, w, 2.0, {"hypergrad": float(g_lam), "lambda_hat": float(lam_hat),
                                                       "alpha_step": a, "beta_step": b})
@@ -159,10 +189,9 @@ class MYHPO(_BilevelAlgorithm):
     """
 
     def __init__(self, config: MYHPOConfig, ctx: BuildContext) -> None:
-        super().__init__(config.name, ctx.task)
+        super().__init__(config.name, ctx.task, config.init_lambda)
         self.config = config
         self.v, self.w, self.u = self.task.init_w(), self.task.init_w(), self.task.init_w()
-        self.lam = torch.tensor(config.init_lambda, dtype=self.task.dtype)
         self.phi1, self.phi0 = self.task.init_w(), torch.zeros((), dtype=self.task.dtype)
 
     # -- the three objectives ---------------------------------------------------------------------
@@ -227,16 +256,17 @@ class MYHPO(_BilevelAlgorithm):
         # Step 3: λ on the MY-regularised validation loss
         lam_obj = self._lambda_objective(self.w)
         if c.variant == "full":
-            lam_new, n = argmin(lam_obj, lam_k, c.inner_tol, c.inner_max_iter)
+            lam_new, n = argmin(lam_obj, lam_k, c.inner_tol, c.inner_max_iter, self.bounds)
             grads += n
             dlt = float("nan")
         else:
             _, g_lam = value_and_grad(lam_obj, lam_k)
             grads += 1
             lip_lam = (task.curvature.val + c.rho) * float(torch.sum(self.phi1 * self.phi1))
-            dlt, n = self._step_size(lam_obj, lam_k, g_lam, inverse_lipschitz(c.delta, lip_lam))
+            first = self.lambda_step(g_lam, inverse_lipschitz(c.delta, lip_lam))  # ends inside the λ range
+            dlt, n = self._step_size(lam_obj, lam_k, g_lam, first)
             fevals += n
-            lam_new = (lam_k - dlt * g_lam).detach()
+            lam_new = (lam_k - dlt * g_lam).detach().clamp(*self.bounds)  # clamp: round-off at a bound
         # Step 4: consensus
         target_new = lam_new * self.phi1 + self.phi0
         self.u = self.u + c.rho * (self.w - target_new)

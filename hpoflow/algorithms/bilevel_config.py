@@ -31,7 +31,7 @@ class SHOConfig:
     alpha: float = 0.0       # step on the hypernetwork φ (training loss); 0: 1/((1+λ̂²) L_T(λ̂))
     beta: float = 0.0        # step on λ (validation loss); 0: 1/(L_V ||φ1||²); the paper uses 0.01
     sigma: float = 1e-4      # perturbation std of λ̂
-    init_lambda: float = -1.0
+    init_lambda: float = -1.0  # start; λ stays in [task.lambda_low, task.lambda_high]
 
     def __post_init__(self) -> None:
         for key in ("alpha", "beta"):
@@ -59,7 +59,7 @@ class MYHPOConfig:
     beta: float = 0.0        # w-step (MY-regularised training loss); 0: 1/(L_T(λ) + ρ)
     delta: float = 0.0       # λ-step (MY-regularised validation loss); 0: 1/((L_V + ρ) ||φ1||²)
     rho: float = 1.0
-    init_lambda: float = -1.0
+    init_lambda: float = -1.0  # start; λ stays in [task.lambda_low, task.lambda_high]
     w_grad: str = "reuse"
     shrink: float = 0.5      # backtracking factor
     armijo: float = 1e-4     # sufficient-decrease constant of backtracking

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.bilevel import MYHPO, SHO, backtrack
+from hpoflow.algorithms.bilevel import MYHPO, SHO, backtrack, box_step
 from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
 from hpoflow.loop import Budget, ObjectiveError, run
 from hpoflow.records import RunStatus
@@ -123,7 +123,7 @@ def test_backtracking_iterations_decrease_each_objective_on_real_data():
         assert rec.metrics["alpha_step"] <= 5.0 and math.isfinite(rec.value)
     const = MYHPO(MYHPOConfig(variant="constant", alpha=5.0, beta=5.0, delta=50.0), _ctx(task))
     with pytest.raises(FloatingPointError, match="my_hpo diverged at iteration"):
-        for k in range(1, 31):
+        for k in range(1, 201):  # λ sits at its bound 5 from k = 2; the losses grow ~1e5x per 2 iterations
             const.step(k)
 
 
@@ -150,7 +150,7 @@ def test_divergence_fails_the_run_with_a_clear_message_and_keeps_earlier_rounds(
     task = make_bilevel("ridge", "nir", seed=0)
     tracker = _Memory()
     with pytest.raises(ObjectiveError, match="sho diverged at iteration"):
-        run(task, SHO(SHOConfig(alpha=0.05), _ctx(task, 100)), tracker, Budget(100))
+        run(task, SHO(SHOConfig(alpha=0.05), _ctx(task, 150)), tracker, Budget(150))  # diverges at k = 99
     assert tracker.status is RunStatus.FAILED and "diverged" in tracker.error
     assert len(tracker.rows) >= 2 and "lambda" in tracker.rows[0] and tracker.rows[-1]["failed"] == 1
 
@@ -160,6 +160,34 @@ def test_non_differentiable_task_is_refused(cls, config):
     with pytest.raises(ValueError, match=r"needs a differentiable bilevel task \(task=ridge or task=logreg\), "
                                          r"got task 'branin'"):
         cls(config, _ctx(make_branin()))
+
+
+def test_box_step_ends_a_scalar_step_at_the_bound_it_would_cross():
+    x = torch.tensor(-3.0)
+    assert box_step(x, torch.tensor(2.0), 0.25, -4.0, 5.0) == 0.25       # -3 - 0.5 stays inside
+    assert box_step(x, torch.tensor(2.0), 1.0, -4.0, 5.0) == 0.5         # -3 - 2 would cross -4: ends there
+    assert box_step(x, torch.tensor(-4.0), 10.0, -4.0, 5.0) == 2.0       # upward: ends at 5
+    assert box_step(torch.tensor(-4.0), torch.tensor(1.0), 1.0, -4.0, 5.0) == 0.0  # at the bound, pushing out
+    assert box_step(x, torch.tensor(0.0), 0.7, -4.0, 5.0) == 0.7
+
+
+@pytest.mark.parametrize("cls,config", [(SHO, SHOConfig()), (MYHPO, MYHPOConfig()),
+                                        (MYHPO, MYHPOConfig(variant="constant")), (MYHPO, MYHPOConfig(variant="full"))])
+def test_lambda_stays_in_the_task_range_where_lambda_star_is_at_its_lower_bound(cls, config):
+    """c_target = 1.2: L_V keeps falling as λ → -inf, the hypergradient stays positive, and the 1/L steps grow
+    with 1/||φ1||²; uncapped, SHO reaches λ ≈ -9e3 and MY-HPO ≈ -60 by iteration 50 (-2e14 / -1e6 by 200)."""
+    task, lam_star = orthogonal_ridge(c_target=1.2, lambda_low=-4.0)
+    assert lam_star == -math.inf
+    algo = cls(config, _ctx(task))
+    lams = [algo.step(k).metrics["lambda"] for k in range(1, 51)]
+    assert min(lams) >= -4.0 and lams[-1] == -4.0 and lams[-5:] == [-4.0] * 5
+    assert task.lambda_star.lam == pytest.approx(-4.0)
+
+
+def test_init_lambda_outside_the_task_range_is_refused():
+    task, _ = orthogonal_ridge(lambda_low=-4.0)
+    with pytest.raises(ValueError, match=r"algo.init_lambda=-5.0 is outside the task's λ range \[-4.0, 5.0\]"):
+        MYHPO(MYHPOConfig(init_lambda=-5.0), _ctx(task))
 
 
 def test_config_validation():
@@ -217,7 +245,7 @@ def test_sho_and_constant_my_hpo_run_at_their_defaults_on_every_dataset(dataset,
         assert 0.01 > 2 / ((1 + lam0**2) * (task.curvature.train + 2 * math.exp(lam0)))
         with pytest.raises(FloatingPointError, match="sho diverged"):
             algo = SHO(SHOConfig(alpha=0.01, beta=0.01), _ctx(task))
-            for k in range(1, 41):
+            for k in range(1, 101):  # λ bounces between the range's ends; the weights grow ~1e5x per step
                 algo.step(k)
 
 

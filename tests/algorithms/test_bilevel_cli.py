@@ -49,7 +49,7 @@ def test_every_my_hpo_variant_runs_and_logs_residuals_and_steps(run_cli, store):
 
 @pytest.mark.slow  # the same path is unit-tested in test_bilevel.py with an in-memory tracker
 def test_divergence_ends_the_run_failed_with_its_history_kept(run_cli, store):
-    proc = run_cli("algo=sho", "algo.alpha=0.05", "task=ridge", "budget.rounds=60", f"tracking.uri={store}",
+    proc = run_cli("algo=sho", "algo.alpha=0.05", "task=ridge", "budget.rounds=150", f"tracking.uri={store}",
                    check=False)
     assert proc.returncode != 0 and "sho diverged at iteration" in proc.stderr
     (run,) = mlflow_runs(store, "ridge")
@@ -63,3 +63,11 @@ def test_gradient_algorithm_refuses_a_black_box_task(run_cli):
     assert proc.returncode != 0
     assert "needs a differentiable bilevel task (task=ridge or task=logreg)" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_init_lambda_outside_the_task_range_is_a_one_line_error(run_cli):
+    proc = run_cli("algo=sho", "task=ridge", "task.lambda_low=-4", "algo.init_lambda=-5",
+                   "tracking.enabled=false", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("Error: algo: algo.init_lambda=-5.0 is outside the task's λ range [-4.0, 5.0] "
+                                   "(task.lambda_low, task.lambda_high)")
