@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             experiment = study_experiment(str(cfg.experiment))
-            table = paper_table(uri, str(cfg.experiment))
+            table = paper_table(uri, str(cfg.experiment), Path(report.get("out") or "report"))
         except ValueError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 2

@@ -131,3 +131,51 @@ def plot_cd(mean_ranks, pvalues, title: str, out: Path, stem: str = "cd_diagram"
     paths = _save(fig, out, stem)
     plt.close(fig)
     return paths
+
+
+# -- paper figures -------------------------------------------------------------------------------------------
+def plot_arm_means(means: dict[str, np.ndarray], title: str, out: Path, stem: str) -> list[Path]:
+    """One panel per reward shape: each arm's mean reward against the round (``means[shape]``: ``T x arms``)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(means), figsize=(4 * len(means), 3.2), squeeze=False)
+    for ax, (shape, m) in zip(axes[0], means.items()):
+        for arm in range(m.shape[1]):
+            ax.plot(np.arange(1, len(m) + 1), m[:, arm], label=f"arm {arm}")
+        ax.set_title(shape)
+        ax.set_xlabel("round t")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean reward")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, out, stem)
+    plt.close(fig)
+    return paths
+
+
+def plot_cost_regret(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]],
+                     points: dict[str, dict[str, tuple[float, float]]], title: str, out: Path, stem: str
+                     ) -> list[Path]:
+    """One panel per task: query cost (x) against average regret (y); ``curves[task][label] = (costs, regrets)``
+    drawn as lines (e.g. Bernoulli rates), ``points[task][label] = (cost, regret)`` as labelled markers."""
+    plt = _pyplot()
+    tasks = list(curves)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 4), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        for label, (x, y) in curves[task].items():
+            ax.plot(x, y, marker=".", label=label)
+        for label, (x, y) in points.get(task, {}).items():
+            ax.scatter([x], [y], marker="x", color="black", s=18)
+            ax.annotate(label, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_title(task)
+        ax.set_xlabel("query cost C_T")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("R_T / T")
+    if curves[tasks[0]]:
+        axes[0][0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, out, stem)
+    plt.close(fig)
+    return paths

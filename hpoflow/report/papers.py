@@ -8,6 +8,7 @@ experiment name (``conf/experiment/<name>.yaml``) to its layout; other modules m
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -249,23 +250,59 @@ def _a1_order(name: str) -> tuple[int, float, str]:
         return rank, 0.0, name
 
 
-def ce_gp_ucb_table_a1(runs: Any) -> str:
-    """R_T/T and C_T per row (cell) and reward shape, the paper's row beside, then every CE row against the
-    Bernoulli rows of the same eps at equal cost (regret interpolated at CE's mean C_T)."""
-    from hpoflow.tasks.time_varying import bandit_means
-
+def _a1_runs(runs: Any) -> tuple[Any, list[str], list[str], int]:
+    """The runs with R_T/T (``RT``) and C_T (``C``), the rows (cells) in table order, the shapes, and T."""
     runs = runs.assign(T=_num(runs, "params.budget.rounds"), R=_num(runs, "metrics.cumulative_regret"),
                        C=_num(runs, "metrics.query_cost"))
     runs = runs.assign(RT=runs["R"] / runs["T"])
     rows = sorted(set(runs["params.sweep.cell"].dropna()), key=_a1_order)
     shapes = [s for s in A1_SHAPES if s in set(runs["params.task.shape"])]
-    T = int(runs["T"].max())
+    return runs, rows, shapes, int(runs["T"].max())
+
+
+A1_REWARDS_FIGURE = "ce_gp_ucb_table_a1_rewards"
+A1_CURVE_FIGURE = "ce_gp_ucb_table_a1_cost_regret"
+
+
+def ce_gp_ucb_table_a1_figures(runs: Any, out: Path) -> list[Path]:
+    """Our reward functions (each arm's mean against t, the stand-in for the paper's Fig. A1) and the
+    queries-vs-regret plane: Bernoulli rows as one curve per eps, CE rows as labelled points (PNG paths)."""
+    from hpoflow.report.figures import plot_arm_means, plot_cost_regret
+    from hpoflow.tasks.time_varying import bandit_means
+
+    runs, rows, shapes, T = _a1_runs(runs)
+    means = {s: bandit_means(s, np.arange(1, T + 1), T) for s in shapes}
+    paths = plot_arm_means(means, f"Table A1 reward functions (ours: hpoflow.tasks.time_varying.bandit_means, "
+                           f"T={T})", out, A1_REWARDS_FIGURE)
+    curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {s: {} for s in shapes}
+    points: dict[str, dict[str, tuple[float, float]]] = {s: {} for s in shapes}
+    for s in shapes:
+        mine = runs[runs["params.task.shape"] == s]
+        mean = mine.groupby("params.sweep.cell")[["C", "RT"]].mean()
+        for at in sorted({r.partition("@")[2] for r in rows if r.startswith("Ber_")}, key=float):
+            ber = mean[[r.startswith("Ber_") and r.partition("@")[2] == at for r in mean.index]].sort_values("C")
+            curves[s][f"Bernoulli(p), eps={at}"] = (ber["C"].to_numpy(), ber["RT"].to_numpy())
+        for row in rows:
+            if row.startswith("CE") and row in mean.index:
+                points[s][row] = (float(mean.loc[row, "C"]), float(mean.loc[row, "RT"]))
+    paths += plot_cost_regret(curves, points, f"Table A1: R_T/T against query cost (x: CE_kappa@eps; T={T})",
+                              out, A1_CURVE_FIGURE)
+    return [p for p in paths if p.suffix == ".png"]
+
+
+def ce_gp_ucb_table_a1(runs: Any) -> str:
+    """R_T/T and C_T per row (cell) and reward shape, the paper's row beside, then every CE row against the
+    Bernoulli rows of the same eps at equal cost (regret interpolated at CE's mean C_T)."""
+    from hpoflow.tasks.time_varying import bandit_means
+
+    runs, rows, shapes, T = _a1_runs(runs)
     ts = np.arange(1, T + 1)
     means = {s: bandit_means(s, ts, T) for s in shapes}
     uniform = {s: float((m.max(-1) - m.mean(-1)).mean()) for s, m in means.items()}
     w = 30
     out = [f"Paper 002, Table A1 (T={T}): R_T/T and C_T, mean ± std over trials [n]. The reward functions are OURS",
-           "(hpoflow.tasks.time_varying.bandit_means; the paper shows them only in Fig. A1): a uniformly random policy",
+           f"(defined in code: hpoflow.tasks.time_varying.bandit_means; plotted in {A1_REWARDS_FIGURE}.png; the paper",
+           "shows its own only in Fig. A1), so no row can match the paper number for number: a uniformly random policy",
            "scores " + ", ".join(f"{s} {uniform[s]:.3f}" for s in shapes) + " (the paper's EXP3.S: 0.384, 0.257, 0.437).",
            "GP rows: fixed eps after '@' (0.01 = the paper's); CE-variance = App. B read literally (ce_scale=variance);",
            "CE-fitted = eps by maximum likelihood, floored at the value after '@floor'. 'paper' lines: Table A1.",
@@ -339,6 +376,9 @@ def go_ucb_regret(runs: Any) -> str:
     return "\n".join(out)
 
 
+FIGURES: dict[str, Callable[[Any, Path], list[Path]]] = {  # experiment -> its paper figures (PNG paths)
+    "ce_gp_ucb_table_a1": ce_gp_ucb_table_a1_figures,
+}
 LAYOUTS: dict[str, Callable[[Any], str]] = {
     "bbo_inner_horizon": bbo_inner_horizon,
     "ce_gp_ucb_table_a2": ce_gp_ucb_table_a2,
@@ -368,8 +408,9 @@ def study_experiment(name: str) -> str:
     return str((declared.get("tracking") or {}).get("experiment") or name)
 
 
-def paper_table(uri: str, name: str) -> str | None:
-    """The paper layout of study ``name`` from the store at ``uri`` (None when the study has no layout)."""
+def paper_table(uri: str, name: str, out: Path | None = None) -> str | None:
+    """The paper layout of study ``name`` from the store at ``uri`` (None when the study has no layout); with
+    ``out``, also its paper figures (``FIGURES``) written there, named on a last ``paper figures:`` line."""
     layout = LAYOUTS.get(name)
     if layout is None:
         return None
@@ -377,4 +418,7 @@ def paper_table(uri: str, name: str) -> str | None:
     if runs.empty:
         raise ValueError(f"experiment={name}: no runs in MLflow experiment '{study_experiment(name)}' of {uri}; "
                          f"run the study first: python -m hpoflow -m experiment={name}")
-    return layout(runs)
+    text = layout(runs)
+    if out is not None and name in FIGURES:
+        text += "\npaper figures: " + ", ".join(str(p) for p in FIGURES[name](runs, out))
+    return text

@@ -7,7 +7,7 @@ import pytest
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
-from hpoflow.report.papers import ce_gp_ucb_table_a1, load_runs, my_hpo_table2
+from hpoflow.report.papers import ce_gp_ucb_table_a1, load_runs, my_hpo_table2, paper_table
 
 
 def _run(client: MlflowClient, exp: str, params: dict, history: dict[str, list[float]], tags: dict | None = None):
@@ -37,15 +37,22 @@ def test_my_hpo_table2_flags_positive_lambda_star_and_reads_the_best_black_box_e
     assert "paper: SHO 75.3, MY-HPO 6.9, black-box 16.1" in text
 
 
-def test_ce_gp_ucb_table_a1_prints_the_paper_rows_and_compares_ce_with_bernoulli_at_equal_cost(store):
+A1_ROWS = {"UCB1": (300.0, 200.0), "CE_0.95@0.01": (40.0, 150.0), "Ber_0.05@0.01": (100.0, 100.0),
+           "Ber_0.1@0.01": (60.0, 200.0)}  # (cumulative regret, queries) at T = 2000
+
+
+def _a1_store(store: str) -> None:
     client = MlflowClient(tracking_uri=store)
     exp = client.create_experiment("ce_gp_ucb_table_a1")
-    rows = {"UCB1": (300.0, 200.0), "CE_0.95@0.01": (40.0, 150.0), "Ber_0.05@0.01": (100.0, 100.0),
-            "Ber_0.1@0.01": (60.0, 200.0)}  # (cumulative regret, queries) at T = 2000
-    for cell, (regret, cost) in rows.items():
+    for cell, (regret, cost) in A1_ROWS.items():
         for seed in (0, 1):
             _run(client, exp, {"sweep.cell": cell, "task.shape": "sine", "budget.rounds": 2000, "seed": seed},
                  {"cumulative_regret": [regret], "query_cost": [cost]})
+
+
+def test_ce_gp_ucb_table_a1_prints_the_paper_rows_and_compares_ce_with_bernoulli_at_equal_cost(store):
+    _a1_store(store)
+    rows = A1_ROWS
     text = ce_gp_ucb_table_a1(load_runs(store, "ce_gp_ucb_table_a1"))
     assert "reward functions are OURS" in text and "uniformly random policy" in text
     lines = text.splitlines()
@@ -56,3 +63,27 @@ def test_ce_gp_ucb_table_a1_prints_the_paper_rows_and_compares_ce_with_bernoulli
     assert ratio and float(ratio[0].split("|")[1].strip()) == pytest.approx(0.5)
     assert [line.split()[0] for line in lines if line.split()[:1] and line.split()[0] in rows and "[" in line] == [
         "UCB1", "Ber_0.05@0.01", "Ber_0.1@0.01", "CE_0.95@0.01"]
+
+
+def test_ce_gp_ucb_table_a1_report_plots_our_reward_functions_and_the_cost_regret_plane(store, tmp_path,
+                                                                                      monkeypatch):
+    import numpy as np
+
+    import hpoflow.report.figures as figures
+    from hpoflow.tasks.time_varying import bandit_means
+
+    _a1_store(store)
+    text = paper_table(store, "ce_gp_ucb_table_a1", tmp_path)
+    assert "plotted in ce_gp_ucb_table_a1_rewards.png" in text
+    assert text.splitlines()[-1] == (f"paper figures: {tmp_path / 'ce_gp_ucb_table_a1_rewards.png'}, "
+                                     f"{tmp_path / 'ce_gp_ucb_table_a1_cost_regret.png'}")
+    assert all((tmp_path / f"ce_gp_ucb_table_a1_{n}.png").read_bytes()[:4] == b"\x89PNG"
+               for n in ("rewards", "cost_regret"))
+    seen = {}
+    monkeypatch.setattr(figures, "plot_arm_means", lambda means, *a: seen.update(means=means) or [])
+    monkeypatch.setattr(figures, "plot_cost_regret", lambda c, p, *a: seen.update(curves=c, points=p) or [])
+    assert paper_table(store, "ce_gp_ucb_table_a1", tmp_path).endswith("paper figures: ")
+    assert np.array_equal(seen["means"]["sine"], bandit_means("sine", np.arange(1, 2001), 2000))
+    costs, regrets = seen["curves"]["sine"]["Bernoulli(p), eps=0.01"]
+    assert costs.tolist() == [100.0, 200.0] and regrets.tolist() == pytest.approx([0.05, 0.03])
+    assert seen["points"]["sine"] == {"CE_0.95@0.01": pytest.approx((150.0, 0.02))}
