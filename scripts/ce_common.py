@@ -1,15 +1,12 @@
 """Shared helpers of the paper-002 reproduction scripts: run one configuration through the library loop."""
 from __future__ import annotations
 
-import json
 import os
 import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-import numpy as np
 import torch
 
 from hpoflow import registry
@@ -38,32 +35,3 @@ def run_one(algo: str, task: str, rounds: int, seed: int, algo_kw: dict[str, Any
     out = {"R/T": s.get("cumulative_regret", float("nan")) / rounds, "C": s["query_cost"], "wall": wall,
            "metrics": res.metrics[-1] if res.metrics else {}}
     return out
-
-
-def load(path: Path) -> dict[str, list[dict[str, Any]]]:
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-def save(path: Path, data: dict[str, list[dict[str, Any]]]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    tmp.replace(path)
-
-
-def cell(values: list[float], fmt: str) -> str:
-    if not values:
-        return "n/a"
-    a = np.asarray(values, dtype=float)
-    return f"{a.mean():{fmt}} ± {a.std():{fmt}}"
-
-
-def table_rows(data: dict[str, list[dict[str, Any]]], labels: list[str], columns: list[Any], width: int) -> list[str]:
-    """One line per method: R_T/T and C_T (mean ± std) and the trial count for each column's key."""
-    lines = []
-    for label in labels:
-        row = f"{label:{width}s}"
-        for col in columns:
-            runs = data.get(f"{label}|{col}", [])
-            row += f"| {cell([r['R/T'] for r in runs], '.3f'):>13s} {cell([r['C'] for r in runs], '.0f'):>9s} [{len(runs)}]"
-        lines.append(row)
-    return lines

@@ -1,4 +1,4 @@
-"""The paper studies of issue #18 (conf/experiment/my_hpo_table2.yaml, ce_gp_ucb_table_a1.yaml): a job of every
+"""The paper studies of issue #18 (conf/experiment/my_hpo_table2.yaml, my_hpo_steps.yaml, ce_gp_ucb_table_a1.yaml): a job of every
 kind of cell and every swept choice composes and validates, with the cell's settings, and each file says what it
 reproduces."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hpoflow.app import validate
 from hpoflow.schema import CONF_DIR, register_configs
 
 register_configs()
-STUDIES = ("my_hpo_table2", "ce_gp_ucb_table_a1")
+STUDIES = ("my_hpo_table2", "my_hpo_steps", "ce_gp_ucb_table_a1")
 
 
 def _jobs(name: str) -> list[list[str]]:

@@ -150,10 +150,11 @@ def ce_gp_ucb_table_a2(runs: Any) -> str:
     return "\n".join(out)
 
 
-# -- paper 001, Table 2 ------------------------------------------------------------------------------
-MY_HPO_COLUMNS = (("sho", "SHO"), ("my_hpo", "MyHPO (BT)"), ("random", "Random"), ("grid", "Grid"),
-                  ("gp_ei", "GP-EI"))
+# -- paper 001, Table 2 and Appendix D ---------------------------------------------------------------------
+MY_HPO_COLUMNS = (("sho", "SHO"), ("my_hpo_C", "MyHPO (C)"), ("my_hpo_BT", "MyHPO (BT)"), ("random", "Random"),
+                  ("grid", "Grid"), ("gp_ei", "GP-EI"))
 MY_HPO_BLACK_BOX = ("random", "grid", "gp_ei")
+MY_HPO_DATASETS = ("nir", "nir_offset8", "digits_regression", "digits_01", "digits_38")
 MY_HPO_PAPER_TEST = {  # paper 001, Table 2, test loss x100: SHO, MyHPO (BT), best black-box
     "nir": (75.3, 6.9, 16.1), "digits_regression": (23.4, 22.3, 23.8), "digits_01": (5.32, 5.0, 5.19),
     "digits_38": (14.04, 13.59, 17.6)}
@@ -179,57 +180,87 @@ def _returned_losses(runs: Any) -> Any:
     return runs.assign(**{f"ret_{k}": v for k, v in out.items()})
 
 
+def _lambda_star_line(per_split: Any) -> str:
+    """The exact λ* of each split, flagged where it is > 0 (MY-HPO cannot reach it) or at the lower bound."""
+    star = per_split["star"].to_numpy()
+    flags = []
+    if (star > 0).any():
+        flags.append(f"λ* > 0 on {int((star > 0).sum())}/{len(star)} splits: MY-HPO from λ = -1 cannot cross its "
+                     "singularity λ = 0 to reach it")
+    low = per_split["low"].to_numpy()
+    if (star <= low + 1e-3).any():
+        flags.append(f"λ* at the lower bound on {int((star <= low + 1e-3).sum())}/{len(star)} splits")
+    return (f"exact λ* per split: {mean_std(star, '.2f')} [" + " ".join(f"{v:.2f}" for v in star) + "]"
+            + ("; FLAG: " + "; ".join(flags) if flags else ""))
+
+
 def my_hpo_table2(runs: Any) -> str:
-    """Per data set (cell): the exact λ* of the splits (flagged where λ* > 0), then TRAIN / VAL / TEST x100 and
-    the returned λ per method beside the oracle w*(λ*), then one verdict line per data set for Table 2's claim."""
+    """Cells '<data set>/<method>[@<setting>]'. Per data set: the exact λ* of the splits (flagged where λ* > 0),
+    then TRAIN / VAL / TEST x100 and the returned λ per method beside the oracle w*(λ*); cells with '@' (the
+    paper's step sizes, Appendix D) as one row each; then one verdict line per data set for Table 2's claim."""
+    cell = runs["params.sweep.cell"].fillna("")
     runs = _returned_losses(runs).assign(star=_num(runs, "tags.task.lambda_star"),
                                          star_val=_num(runs, "tags.task.val_loss_at_lambda_star"),
                                          star_test=_num(runs, "tags.task.test_loss_at_lambda_star"),
-                                         seed=_num(runs, "params.seed"), cost=_num(runs, "params.budget.cost"))
-    cells = [c for c in ("nir", "nir_offset8", "digits_regression", "digits_01", "digits_38")
-             if c in set(runs["params.sweep.cell"].dropna())]
-    cells += sorted(set(runs["params.sweep.cell"].dropna()) - set(cells))
+                                         low=_num(runs, "params.task.lambda_low"),
+                                         seed=_num(runs, "params.seed"), cost=_num(runs, "params.budget.cost"),
+                                         dataset=cell.str.partition("/")[0], method=cell.str.partition("/")[2])
+    present = set(runs["dataset"])
+    datasets = [d for d in MY_HPO_DATASETS if d in present] + sorted(present - set(MY_HPO_DATASETS))
     w = 19
     out = ["Paper 001, Table 2 layout: losses x100 (regression: units of Var(y_train)), mean ± std over seeds;",
            "gradient methods: last iterate; black-box: the evaluation with the lowest validation loss; 'oracle':",
-           "w*(λ*) at the split's exact optimum (tags task.*_at_lambda_star). Data sets are stand-ins (Table 1)."]
+           "w*(λ*) at the split's exact optimum (tags task.*_at_lambda_star). Data sets are stand-ins (Table 1).",
+           "SHO / MyHPO columns: hpoflow's defaults (steps 1/L); rows '@...': the paper's steps (Appendix D: SHO",
+           "'@alpha' with beta 0.01, MyHPO '@alpha_beta_delta'; black-box '@nS10' = 5x the budget); a FAILED run",
+           "(diverged) is counted in 'runs' and left out of the means."]
     verdicts = ["", ("Claim (Table 2): MY-HPO outperforms SHO and black-box HPO at equal gradient budget "
-                     "(test loss x100; black-box = best of random/grid/GP-EI)")]
-    for cell in cells:
-        mine = runs[runs["params.sweep.cell"] == cell]
+                     "(test loss x100, defaults; black-box = best of random/grid/GP-EI)")]
+    for ds in datasets:
+        mine = runs[runs["dataset"] == ds]
         per_split = mine.drop_duplicates("seed").sort_values("seed")
-        star = per_split["star"].to_numpy()
-        flags = []
-        if (star > 0).any():
-            flags.append(f"λ* > 0 on {int((star > 0).sum())}/{len(star)} splits: MY-HPO from λ = -1 cannot cross its "
-                         "singularity λ = 0 to reach it")
-        if (star <= -9.999).any():
-            flags.append(f"λ* at the lower bound on {int((star <= -9.999).sum())}/{len(star)} splits")
         offset = _num(mine, "params.task.lambda_offset").dropna()
-        title = (f"{cell} [{', '.join(sorted(set(mine['params.task.name'])))}; "
-                 f"n_g = {int(mine['cost'].max()) if mine['cost'].notna().any() else '?'}"
+        title = (f"{ds} [{', '.join(sorted(set(mine['params.task.name'])))}"
                  + (f"; lambda_offset = {offset.iloc[0]:g}" if len(offset) and offset.iloc[0] else "") + "]")
-        out += ["", title, (f"exact λ* per split: {mean_std(star, '.2f')} [" + " ".join(f"{v:.2f}" for v in star)
-                            + "]" + ("; FLAG: " + "; ".join(flags) if flags else ""))]
-        cols = [(algo, label, mine[mine["params.algo.name"] == algo]) for algo, label in MY_HPO_COLUMNS]
-        out.append(" " * 8 + "".join(f"{label:>{w}}" for _, label, _ in cols) + f"{'oracle λ*':>{w}}")
-        for key, name in (("train_loss", "TRAIN"), ("val_loss", "VAL."), ("test_loss", "TEST")):
-            oracle = {"val_loss": per_split["star_val"], "test_loss": per_split["star_test"]}.get(key)
-            out.append(f"{name:8s}" + "".join(f"{mean_std(100 * c[f'ret_{key}'], '.2f'):>{w}}" for _, _, c in cols)
-                       + f"{mean_std(100 * oracle, '.2f') if oracle is not None else '-':>{w}}")
-        out.append(f"{'λ':8s}" + "".join(f"{mean_std(c['ret_lambda'], '.2f'):>{w}}" for _, _, c in cols)
-                   + f"{mean_std(star, '.2f'):>{w}}")
-        out.append(f"{'runs':8s}" + "".join(f"{_count(c):>{w}}" for _, _, c in cols))
-        test = {algo: float(np.nanmean(100 * c["ret_test_loss"])) if len(c) else np.nan for algo, _, c in cols}
+        out += ["", title, _lambda_star_line(per_split)]
+        done = mine[mine["status"] == "FINISHED"]
+        cols = [(key, label, done[done["method"] == key], mine[mine["method"] == key]) for key, label in MY_HPO_COLUMNS]
+        cols = [c for c in cols if len(c[3])]
+        if cols:
+            n_g = mine.loc[mine["method"].isin([k for k, *_ in cols]), "cost"]
+            out.append(f"Table 2 (n_g = {int(n_g.max()) if n_g.notna().any() else '?'})")
+            out.append(" " * 8 + "".join(f"{label:>{w}}" for _, label, _, _ in cols) + f"{'oracle λ*':>{w}}")
+            for key, name in (("train_loss", "TRAIN"), ("val_loss", "VAL."), ("test_loss", "TEST")):
+                oracle = {"val_loss": per_split["star_val"], "test_loss": per_split["star_test"]}.get(key)
+                out.append(f"{name:8s}" + "".join(f"{mean_std(100 * c[f'ret_{key}'], '.2f'):>{w}}"
+                                                  for _, _, c, _ in cols)
+                           + f"{mean_std(100 * oracle, '.2f') if oracle is not None else '-':>{w}}")
+            out.append(f"{'λ':8s}" + "".join(f"{mean_std(c['ret_lambda'], '.2f'):>{w}}" for _, _, c, _ in cols)
+                       + f"{mean_std(per_split['star'], '.2f'):>{w}}")
+            out.append(f"{'runs':8s}" + "".join(f"{_count(a):>{w}}" for _, _, _, a in cols))
+        steps = sorted(m for m in set(mine["method"]) if "@" in m)
+        if steps:
+            out.append(f"{'Appendix D: paper steps (n_g)':42s}{'TRAIN':>17s}{'VAL.':>17s}{'TEST':>17s}"
+                       f"{'λ':>15s}   runs")
+            for m in steps:
+                c, a = done[done["method"] == m], mine[mine["method"] == m]
+                out.append(f"  {m + ' (' + str(int(a['cost'].max())) + ')':40s}"
+                           + "".join(f"{mean_std(100 * c[f'ret_{k}'], '.2f'):>17s}"
+                                     for k in ("train_loss", "val_loss", "test_loss"))
+                           + f"{mean_std(c['ret_lambda'], '.2f'):>15s}   {_count(a)}")
+        test = {key: float(np.nanmean(100 * c["ret_test_loss"])) if len(c) else np.nan for key, _, c, _ in cols}
+        if not {"sho", "my_hpo_BT", *MY_HPO_BLACK_BOX} <= set(test):
+            continue
         bb = min(test[a] for a in MY_HPO_BLACK_BOX)
-        my, sho = test["my_hpo"], test["sho"]
+        my, sho = test["my_hpo_BT"], test["sho"]
         verdict = ("holds" if my < min(sho, bb) else "holds vs SHO only" if my < sho
                    else "holds vs black-box only" if my < bb else "not reproduced")
+        star = per_split["star"].to_numpy()
         where = "λ* < 0 on every split" if len(star) and star.max() < 0 else "λ* > 0 on some split"
-        paper = MY_HPO_PAPER_TEST.get(cell)
-        verdicts.append(f"  {cell}: MY-HPO {my:.2f} vs SHO {sho:.2f} vs black-box {bb:.2f} -> {verdict} ({where}"
+        paper = MY_HPO_PAPER_TEST.get(ds)
+        verdicts.append(f"  {ds}: MY-HPO (BT) {my:.2f} vs SHO {sho:.2f} vs black-box {bb:.2f} -> {verdict} ({where}"
                         + (f"; paper: SHO {paper[0]}, MY-HPO {paper[1]}, black-box {paper[2]})" if paper else ")"))
-    return "\n".join(out + verdicts)
+    return "\n".join(out + (verdicts if len(verdicts) > 2 else []))
 
 
 # -- paper 002, Table A1 -----------------------------------------------------------------------------
@@ -383,6 +414,7 @@ LAYOUTS: dict[str, Callable[[Any], str]] = {
     "bbo_inner_horizon": bbo_inner_horizon,
     "ce_gp_ucb_table_a2": ce_gp_ucb_table_a2,
     "my_hpo_table2": my_hpo_table2,
+    "my_hpo_steps": my_hpo_table2,
     "ce_gp_ucb_table_a1": ce_gp_ucb_table_a1,
     "go_ucb_classifiers": go_ucb_regret,
     "go_ucb_synthetic": go_ucb_regret,

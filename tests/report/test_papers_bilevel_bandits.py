@@ -10,30 +10,41 @@ from mlflow.tracking import MlflowClient
 from hpoflow.report.papers import ce_gp_ucb_table_a1, load_runs, my_hpo_table2, paper_table
 
 
-def _run(client: MlflowClient, exp: str, params: dict, history: dict[str, list[float]], tags: dict | None = None):
+def _run(client: MlflowClient, exp: str, params: dict, history: dict[str, list[float]], tags: dict | None = None,
+         status: str = "FINISHED"):
     run = client.create_run(exp)
     metrics = [Metric(k, v, 0, step) for k, values in history.items() for step, v in enumerate(values, 1)]
     client.log_batch(run.info.run_id, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()],
                      tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()])
-    client.set_terminated(run.info.run_id, "FINISHED")
+    client.set_terminated(run.info.run_id, status)
 
 
 def test_my_hpo_table2_flags_positive_lambda_star_and_reads_the_best_black_box_evaluation(store):
     client = MlflowClient(tracking_uri=store)
     exp = client.create_experiment("my_hpo_table2")
     star = {"task.lambda_star": 4.2, "task.val_loss_at_lambda_star": 0.24, "task.test_loss_at_lambda_star": 0.48}
-    base = {"sweep.cell": "nir", "task.name": "ridge", "seed": 0, "budget.cost": 5000}
+    base = {"task.name": "ridge", "seed": 0, "budget.cost": 5000, "task.lambda_low": -10}
     last = {"train_loss": [0.1], "lambda": [0.0]}
-    _run(client, exp, {**base, "algo.name": "my_hpo"}, {**last, "val_loss": [0.35], "test_loss": [0.60]}, star)
-    _run(client, exp, {**base, "algo.name": "sho"}, {**last, "val_loss": [0.40], "test_loss": [0.70]}, star)
+    _run(client, exp, {**base, "sweep.cell": "nir/my_hpo_BT", "algo.name": "my_hpo"},
+         {**last, "val_loss": [0.35], "test_loss": [0.60]}, star)
+    _run(client, exp, {**base, "sweep.cell": "nir/sho", "algo.name": "sho"},
+         {**last, "val_loss": [0.40], "test_loss": [0.70]}, star)
     for algo in ("random", "grid", "gp_ei"):  # the second evaluation has the lower validation loss
-        _run(client, exp, {**base, "algo.name": algo},
+        _run(client, exp, {**base, "sweep.cell": f"nir/{algo}", "algo.name": algo},
              {"train_loss": [0.2, 0.1], "val_loss": [0.5, 0.3], "test_loss": [0.9, 0.55], "lambda": [-5.0, 3.0]}, star)
+    _run(client, exp, {**base, "sweep.cell": "nir/sho@0.01", "algo.name": "sho"},  # a paper step (Appendix D)
+         {**last, "val_loss": [0.30], "test_loss": [0.50]}, star)
+    _run(client, exp, {**base, "sweep.cell": "nir/sho@0.5", "algo.name": "sho"},  # diverged: FAILED, not averaged
+         {**last, "val_loss": [0.20], "test_loss": [0.20]}, star, status="FAILED")
     text = my_hpo_table2(load_runs(store, "my_hpo_table2"))
-    assert "FLAG: λ* > 0 on 1/1 splits" in text
-    test_row = next(line for line in text.splitlines() if line.startswith("TEST"))
+    assert "FLAG: λ* > 0 on 1/1 splits" in text and "lower bound" not in text
+    lines = text.splitlines()
+    test_row = next(line for line in lines if line.startswith("TEST"))
     assert test_row.split()[1::3] == ["70.00", "60.00", "55.00", "55.00", "55.00", "48.00"]
-    assert "nir: MY-HPO 60.00 vs SHO 70.00 vs black-box 55.00 -> holds vs SHO only (λ* > 0 on some split" in text
+    step_row = next(line for line in lines if "sho@0.01" in line)
+    assert step_row.split()[:2] == ["sho@0.01", "(5000)"] and "30.00 ± 0.00     50.00 ± 0.00" in step_row
+    assert next(line for line in lines if "sho@0.5" in line).split()[2:] == ["n/a"] * 4 + ["n=1,", "1", "failed"]
+    assert "nir: MY-HPO (BT) 60.00 vs SHO 70.00 vs black-box 55.00 -> holds vs SHO only (λ* > 0 on some split" in text
     assert "paper: SHO 75.3, MY-HPO 6.9, black-box 16.1" in text
 
 
