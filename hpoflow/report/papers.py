@@ -348,7 +348,7 @@ def ce_gp_ucb_table_a1(runs: Any) -> str:
             line += text
         out.append(line)
         if row in A1_PAPER:
-            out.append(f"{'  paper':28s}" + "".join(f"| {r:13.3f} {c:10d}        " for r, c in A1_PAPER[row]))
+            out.append(f"{'  paper':28s}" + "".join(f"| {r:13.3f} {c:10d}    " for r, c in A1_PAPER[row]))
     out += ["", ("CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T, same eps "
                  "(< 1: CE better; '<' / '>': CE's cost lies outside the Bernoulli rows')"),
             " " * 28 + "".join(f"| {s:<14s}" for s in shapes)]
