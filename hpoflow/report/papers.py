@@ -180,6 +180,15 @@ def _returned_losses(runs: Any) -> Any:
     return runs.assign(**{f"ret_{k}": v for k, v in out.items()})
 
 
+def _loss_x100(values: Any) -> str:
+    """``mean ± std`` of 100 x losses; in e-notation once the mean reaches 1e4 (a training run that blew up
+    without overflowing: kept in the mean, as the method returned it, but readable)."""
+    a = 100 * np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if a.size and abs(a.mean()) >= 1e4:
+        return f"{a.mean():.1e} ± {a.std(ddof=1) if a.size > 1 else 0.0:.0e}"
+    return mean_std(a, ".2f")
+
+
 def _lambda_star_line(per_split: Any) -> str:
     """The exact λ* of each split, flagged where it is > 0 (MY-HPO cannot reach it) or at the lower bound."""
     star = per_split["star"].to_numpy()
@@ -232,9 +241,8 @@ def my_hpo_table2(runs: Any) -> str:
             out.append(" " * 8 + "".join(f"{label:>{w}}" for _, label, _, _ in cols) + f"{'oracle λ*':>{w}}")
             for key, name in (("train_loss", "TRAIN"), ("val_loss", "VAL."), ("test_loss", "TEST")):
                 oracle = {"val_loss": per_split["star_val"], "test_loss": per_split["star_test"]}.get(key)
-                out.append(f"{name:8s}" + "".join(f"{mean_std(100 * c[f'ret_{key}'], '.2f'):>{w}}"
-                                                  for _, _, c, _ in cols)
-                           + f"{mean_std(100 * oracle, '.2f') if oracle is not None else '-':>{w}}")
+                out.append(f"{name:8s}" + "".join(f"{_loss_x100(c[f'ret_{key}']):>{w}}" for _, _, c, _ in cols)
+                           + f"{_loss_x100(oracle) if oracle is not None else '-':>{w}}")
             out.append(f"{'λ':8s}" + "".join(f"{mean_std(c['ret_lambda'], '.2f'):>{w}}" for _, _, c, _ in cols)
                        + f"{mean_std(per_split['star'], '.2f'):>{w}}")
             out.append(f"{'runs':8s}" + "".join(f"{_count(a):>{w}}" for _, _, _, a in cols))
@@ -245,7 +253,7 @@ def my_hpo_table2(runs: Any) -> str:
             for m in steps:
                 c, a = done[done["method"] == m], mine[mine["method"] == m]
                 out.append(f"  {m + ' (' + str(int(a['cost'].max())) + ')':40s}"
-                           + "".join(f"{mean_std(100 * c[f'ret_{k}'], '.2f'):>17s}"
+                           + "".join(f"{_loss_x100(c[f'ret_{k}']):>17s}"
                                      for k in ("train_loss", "val_loss", "test_loss"))
                            + f"{mean_std(c['ret_lambda'], '.2f'):>15s}   {_count(a)}")
         test = {key: float(np.nanmean(100 * c["ret_test_loss"])) if len(c) else np.nan for key, _, c, _ in cols}

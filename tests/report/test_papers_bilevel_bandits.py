@@ -98,3 +98,11 @@ def test_ce_gp_ucb_table_a1_report_plots_our_reward_functions_and_the_cost_regre
     costs, regrets = seen["curves"]["sine"]["Bernoulli(p), eps=0.01"]
     assert costs.tolist() == [100.0, 200.0] and regrets.tolist() == pytest.approx([0.05, 0.03])
     assert seen["points"]["sine"] == {"CE_0.95@0.01": pytest.approx((150.0, 0.02))}
+
+
+def test_table2_losses_switch_to_e_notation_once_a_training_run_blew_up():
+    from hpoflow.report.papers import _loss_x100
+
+    assert _loss_x100([0.5, 0.7]) == "60.00 ± 14.14"
+    assert _loss_x100([1e93, 3e93]) == "2.0e+95 ± 1e+95"
+    assert _loss_x100([float("nan")]) == "n/a"
