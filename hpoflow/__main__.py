@@ -35,10 +35,11 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from hpoflow.app import ConfigError, resume_settings, run_from_settings, sweep_id_from, validate
+    from hpoflow.app import ConfigError, run_from_settings, validate
     from hpoflow.cli_outputs import (RUN_LOST, exit_without_store_cleanup, interrupted_message, lost_message,
-                                     mask_hydra_outputs)
+                                     mask_hydra_outputs, sweep_id_from)
     from hpoflow.loop import ObjectiveError
+    from hpoflow.resume import resume_settings
     from hpoflow.signals import Interrupted
     from hpoflow.signals import install as install_signal_handlers
     from hpoflow.tracking.health import StoreLost
