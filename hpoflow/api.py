@@ -206,18 +206,22 @@ def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0
     return build_components(s, task)[1]
 
 
-def run_config(config: dict[str, Any] | Settings, progress: bool = False) -> Result:
-    """Run one job from a config dict as ``python -m hpoflow`` would (validate -> build -> run; no run folder).
+def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = False) -> Result:
+    """Run one job as ``python -m hpoflow`` would (compose -> validate -> build -> run; no run folder).
 
-    ``config`` is a resolved config (``{"algo": {"name": "gp_ei", ...}, "task": {"name": "branin"}, ...}``;
-    left-out settings take the dataclass defaults) or already validated Settings. Tracking follows
-    ``config["tracking"]`` (``{"enabled": False}`` for none).
+    ``config``: the command line's overrides (``["algo=gp_ei", "task=branin", "budget.rounds=10"]``, composed
+    from ``conf/`` exactly as the CLI composes them); or a resolved config dict with every group
+    (``{"algo": {"name": "gp_ei"}, "surrogate": {"name": "gp"}, "task": {"name": "branin"}, ...}``; settings left
+    out take their dataclass defaults), or validated Settings. Tracking follows the config's ``tracking``.
 
     Raises:
         ConfigError: the first bad setting (one line). ObjectiveError: a failed evaluation under ``on_error=fail``.
     """
     from hpoflow.build import execute, open_run
+    from hpoflow.compose import compose
 
+    if isinstance(config, list):
+        config = compose(config)
     s = config if isinstance(config, Settings) else validate(config)
     run = open_run(s)
     out = execute(run, progress)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any
 
 from hpoflow.app import ConfigError, Settings, validate
 
 _REGISTERED = False
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")  # a word Hydra reads as a string without quotes
+_KEYWORDS = ("true", "false", "null", "nan", "inf")
 
 
 def compose(overrides: list[str]) -> dict[str, Any]:
@@ -51,6 +54,8 @@ def override_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
+        if _PLAIN.fullmatch(value) and value.lower() not in _KEYWORDS:  # as typed on the command line
+            return value
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(override_value(v) for v in value) + "]"

@@ -49,7 +49,7 @@ def as_evaluation(value: Any) -> Evaluation:
     """
     if isinstance(value, Evaluation):
         return value
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, (bool, str, bytes)) or value is None:
         raise TypeError(f"the objective returned {value!r}; expected a float or an Evaluation")
     try:
         return Evaluation(value=float(value))
