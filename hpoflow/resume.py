@@ -161,3 +161,35 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
         except CheckpointError as exc:
             raise ConfigError(f"resume={resume!r}: {exc}") from None
     return settings, state, str(path)
+
+
+def plan_job(settings: Settings, overrides: list[str], composed: dict[str, Any], multirun: bool,
+             ) -> tuple[Settings, tuple[LoopState, str] | None] | str:
+    """What a CLI job does: start a run, continue one, or nothing (a study re-run that already has it).
+
+    Returns ``(settings, None)`` for a new run, ``(settings, (state, checkpoint path))`` to continue one
+    (``resume=``, or a study job whose earlier writer is gone), or a one-line message when there is nothing
+    to do (the study's run is FINISHED, or kept FAILED).
+
+    Raises:
+        ConfigError: a refused resume, or two configs of one study with the same hash.
+    """
+    from hpoflow.app import ConfigError
+
+    if settings.resume is not None:
+        settings, state, path = resume_settings(settings.resume, overrides, settings.tracking.uri, composed=composed)
+        return settings, (state, path)
+    if not (multirun and settings.sweep.parent_run_id and settings.tracking.enabled):
+        return settings, None
+    from hpoflow.sweeps import Action, ConfigHashCollision, prepare_job
+
+    try:
+        plan = prepare_job(settings)
+    except ConfigHashCollision as exc:
+        raise ConfigError(str(exc)) from None
+    if plan.action is Action.RESUME:
+        settings, state, path = resume_settings(str(plan.checkpoint), [], settings.tracking.uri)
+        return settings, (state, path)
+    if plan.action is not Action.NEW:
+        return f"{plan.action.value}: run {plan.run_id}"
+    return settings, None
