@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpoflow.algorithms.base import Algorithm
 from hpoflow.app import ConfigError, Settings, validate
 from hpoflow.checkpoint import LoopState
 from hpoflow.compose import library_settings
@@ -174,7 +175,7 @@ def first_difference(a: Any, b: Any, prefix: str = "") -> str | None:
 
 def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0, *, rounds: int = 30,
                    direction: str = "minimize", surrogate: str | dict[str, Any] | None = None,
-                   hardware: str = "auto", **settings: Any) -> Any:
+                   hardware: str = "auto", **settings: Any) -> Algorithm:
     """Build the registered algorithm ``name`` (and its surrogate) for ``space``, as the CLI would.
 
     The algorithm works on ``[0, 1]^d`` and speaks ``ask(round) -> Suggestion`` (``.config``, ``.x`` of shape

@@ -1,15 +1,19 @@
-"""Build components from a composed config, start tracking, run the loop, print a summary."""
+"""Config -> components: validate the composed config into :class:`Settings`, build the task and the algorithm
+by registry name; the CLI's job (:func:`run_from_settings`) hands them to the library's build and run steps."""
 from __future__ import annotations
 
 import sys
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpoflow import registry
 from hpoflow.hardware import HardwareConfig
 from hpoflow.records import OnError
 from hpoflow.schema import BudgetConfig, SweepConfig, TrackingConfig
+
+if TYPE_CHECKING:
+    from hpoflow.loop import RunResult
 
 
 class ConfigError(ValueError):
@@ -144,6 +148,7 @@ def build_task(s: Settings) -> Any:
 
 
 def build_algorithm(s: Settings, ctx: Any) -> Any:
+    """The algorithm of ``s`` (a registry entry, or a ``_target_`` class) built as ``cls(config, ctx)``."""
     if s.algo_target is not None:
         cls = _import(s.algo_target)
         config_cls = getattr(cls, "Config", None)
@@ -154,7 +159,7 @@ def build_algorithm(s: Settings, ctx: Any) -> Any:
 
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,
                       print_summary: bool = True, run_dir: str | None = None,
-                      resume: tuple[Any, str] | None = None) -> Any:
+                      resume: tuple[Any, str] | None = None) -> RunResult | None:
     """The CLI's job: build the run (:func:`hpoflow.build.open_run`), run it, print the summary.
 
     ``run_dir``: where the per-round checkpoint is written (``<run_dir>/checkpoint.json``).
