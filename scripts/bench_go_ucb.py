@@ -29,7 +29,7 @@ ALGOS = {"GO-UCB": ("go_ucb", {}), "GO-UCB paper": ("go_ucb", {"preset": "paper"
 
 def decision_times(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, seed: int) -> list[float]:
     """CPU seconds of ask + tell per round (the loop's decision_time, its clock swapped for process_time)."""
-    from hpoflow import app, loop
+    from hpoflow import loop, run_config
 
     raw = {"algo": {"name": algo, "n_init": n_init, **algo_kw}, "surrogate": {"name": "gp"}, "task": task,
            "hardware": {"name": "cpu", "device": "cpu"}, "tracking": {"enabled": False},
@@ -37,7 +37,7 @@ def decision_times(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: in
     wall_clock = loop.time
     loop.time = types.SimpleNamespace(perf_counter=time.process_time)  # the loop's timer reads CPU time
     try:
-        result = app.run_from_settings(app.validate(raw), print_summary=False)
+        result = run_config(raw)
     finally:
         loop.time = wall_clock
     return [m["decision_time"] for m in result.metrics]

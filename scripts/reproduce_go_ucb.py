@@ -1,7 +1,7 @@
 """Reproduce the GO-UCB experiments (paper 004, Figures 2-3): cumulative regret of GO-UCB vs GP-UCB,
 GP-EI, GP-PI and TuRBO on 20-d synthetic functions and on breast-cancer classifier tuning.
 
-Every run goes through the common loop (``app.run_from_settings``, tracking off); each finished run is
+Every run goes through the common loop (``hpoflow.run_config``, tracking off); each finished run is
 cached as JSON under ``--out`` so an interrupted reproduction resumes. Regret: synthetic tasks use the
 known optimum; for classifier tasks f* is the best accuracy any algorithm reached for that task and
 seed (the CV folds depend on the seed, so each seed is its own objective). Table: cumulative regret
@@ -50,7 +50,7 @@ def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from hpoflow import app
+    from hpoflow import app, run_config
 
     # every algorithm gets the task's n, except the paper's baselines (skopt_gp_*: gp_minimize's 10 random
     # points) and random search (no initial design)
@@ -61,7 +61,7 @@ def run_one(spec: dict, algo: str, seed: int, out: Path) -> dict:
            "tracking": {"enabled": False}, "budget": {"rounds": spec["T"]}, "seed": seed}
     start = time.perf_counter()
     settings = app.validate(raw)
-    result = app.run_from_settings(settings, print_summary=False)
+    result = run_config(settings)
     rec = {"task": spec["key"], "algo": algo, "seed": seed, "wall": time.perf_counter() - start,
            "values": [r.true_value if r.true_value is not None else r.value for r in result.records],
            "decision_time": [m.get("decision_time", math.nan) for m in result.metrics],
