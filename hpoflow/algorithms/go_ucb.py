@@ -26,12 +26,12 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.func import grad, vmap
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import ParametricModel
+from hpoflow.surrogates.steppers import Stepper
 
 
 def closed_form_center(G: Tensor, W_prev: Tensor, f_prev: Tensor, y: Tensor, lam: float, w0: Tensor) -> Tensor:
@@ -253,23 +253,21 @@ class GOUCB(AskTellAlgorithm):
         t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
         coef = c.sigma * math.sqrt(c.U / t)
 
-        def acq_one(x: Tensor) -> Tensor:
-            g = torch.func.jacrev(self.model._single, argnums=0)(w_hat, x)
-            return self.model._single(w_hat, x) + coef * torch.sqrt((g * g).sum() + 1e-24) + c.U / t
+        def acq(P: Tensor) -> Tensor:  # differentiable in P (grad_w keeps its graph when P requires grad)
+            g = self.model.grad_w(w_hat, P)
+            return self.model.value(w_hat, P) + coef * torch.sqrt((g * g).sum(1) + 1e-24) + c.U / t
 
-        acq = vmap(acq_one)
-        acq_grad = vmap(grad(acq_one))
         raw = self._raw_points()
         with torch.no_grad():
             score = acq(raw)
         k = min(c.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
-        Xs = raw[top].clone()
-        opt = self._optimizer([Xs.requires_grad_(True)], [])
+        Xs = raw[top].clone().requires_grad_(True)
+        opt = self._optimizer([Xs], [])
         lo, hi = self._region()
         for _ in range(c.ascent_steps):
             opt.zero_grad()
-            Xs.grad = -acq_grad(Xs.detach())
+            (-acq(Xs).sum()).backward()
             opt.step()
             with torch.no_grad():
                 Xs.copy_(torch.minimum(torch.maximum(Xs, lo), hi))
@@ -299,14 +297,12 @@ class GOUCB(AskTellAlgorithm):
         raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
         return torch.cat([raw, self._incumbent().unsqueeze(0)])
 
-    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> torch.optim.Optimizer:
+    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> Stepper:
         """Adam (unit-cube steps) or plain gradient ascent with the rate in the net's input units (the paper)."""
         c = self.config
-        if c.ascent_optimizer == "adam":
-            return torch.optim.Adam([{"params": xs, "lr": c.ascent_lr}] + ([{"params": ws, "lr": c.ascent_lr_w}]
-                                                                          if ws else []))
-        lr_x = c.ascent_lr / self.model.config.input_scale**2  # x_in = s x: a step lr in x_in is lr / s^2 in x
-        return torch.optim.SGD([{"params": xs, "lr": lr_x}] + ([{"params": ws, "lr": c.ascent_lr_w}] if ws else []))
+        lr_x = c.ascent_lr if c.ascent_optimizer == "adam" else c.ascent_lr / self.model.config.input_scale**2
+        # sgd: x_in = s x, so a step lr in x_in is lr / s^2 in x
+        return Stepper(c.ascent_optimizer, [(x, lr_x) for x in xs] + [(w, c.ascent_lr_w) for w in ws])
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
