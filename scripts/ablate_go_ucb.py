@@ -27,16 +27,21 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "random": ("random", {}),
     "gp_pi": ("gp_pi", {}),
     "gp_ei": ("gp_ei", {}),
-    "go_ucb": ("go_ucb", {}),
-    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad"}),
+    # session 3's default: iqr outputs, clip_low 3, a fixed 0.4 box around the best point, no repeats
+    "go_ucb_s3": ("go_ucb", {"outputs": "iqr", "clip_low": 3.0, "trust_region": 0.4, "shrink_after": 0}),
+    # ... with TuRBO's rule on the box: halve it after k non-improving Phase II queries in a row, double on success
+    "go_ucb_s3_shrink1": ("go_ucb", {"trust_region": 0.4, "shrink_after": 1}),
+    "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2}),
+    "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3}),
+    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0}),
     # the default before issue 19 (standardised outputs, Step 5 over the whole cube, repeats allowed)
     "go_ucb_v0_old_default": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "trust_region": 1.0,
-                                         "avoid_repeats": False, "model": {"tol": 0.0}}),
+                                         "shrink_after": 0, "avoid_repeats": False, "model": {"tol": 0.0}}),
     "go_ucb_paper": ("go_ucb", {"preset": "paper"}),
-    # the default as first built (MAD scaling) with one design choice undone
-    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0}),
-    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0}),
-    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False}),
+    # session 3's first-built default (MAD scaling, fixed box) with one design choice undone
+    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0, "shrink_after": 0}),
+    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "shrink_after": 0}),
+    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0}),
 }
 TASKS = {
     "bc-rf": ("breast_cancer", {"model": "rf"}, 5, 30),

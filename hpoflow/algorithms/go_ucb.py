@@ -110,6 +110,8 @@ class GOUCB(AskTellAlgorithm):
         self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
         self.mu, self.scale, self.F = 0.0, 1.0, 1.0
         self.queried: set[str] = set()
+        self.side = config.trust_region  # Step 5's box side: halved after failures, doubled on an improvement
+        self._failures = 0
 
     # -- schedules --------------------------------------------------------------------------
     def beta_t(self, t: int) -> float:
@@ -284,8 +286,9 @@ class GOUCB(AskTellAlgorithm):
         return self.X[int(torch.tensor(self.rewards).argmax())]
 
     def _region(self, side: float | None = None) -> tuple[Tensor, Tensor]:
-        """Lower and upper corners (``d`` each) of the search box: side ``trust_region`` around the best point."""
-        half = (side or self.config.trust_region) / 2
+        """Lower and upper corners (``d`` each) of the search box: side ``side`` (default: the current adaptive
+        side, ``trust_region`` at the start) around the best point, clipped to the cube."""
+        half = (side or self.side) / 2
         if half >= 0.5:
             return torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
         best = self._incumbent()
@@ -318,7 +321,7 @@ class GOUCB(AskTellAlgorithm):
                 key = _key(self.task.space.decode(X[j]))
                 if key not in self.queried or key == best:
                     return j, X[j].detach().clone(), float(values[j])
-            side = self.config.trust_region
+            side = self.side
             while True:
                 for i in torch.argsort(score, descending=True).tolist():
                     key = _key(self.task.space.decode(raw[i]))
@@ -331,6 +334,19 @@ class GOUCB(AskTellAlgorithm):
                 with torch.no_grad():
                     score = score_fn(raw)
         return order[0], X[order[0]].detach().clone(), float(values[order[0]])
+
+    def _adapt_region(self, improved: bool) -> None:
+        """TuRBO's rule on Step 5's box: ``shrink_after`` Phase II queries in a row that do not improve the best
+        halve its side (down to ``trust_region_min``); an improvement doubles it (up to ``trust_region``)."""
+        c = self.config
+        if c.shrink_after == 0:
+            return
+        if improved:
+            self._failures, self.side = 0, min(2 * self.side, c.trust_region)
+            return
+        self._failures += 1
+        if self._failures >= c.shrink_after:
+            self._failures, self.side = 0, max(self.side / 2, min(c.trust_region_min, c.trust_region))
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -348,7 +364,7 @@ class GOUCB(AskTellAlgorithm):
             self._refit()
         x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
         info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse, refit=float(refit),
-                    acq_time=time.perf_counter() - start)
+                    region_side=self.side, acq_time=time.perf_counter() - start)
         return Suggestion(self.task.space.decode(x), x, info=info)
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
@@ -357,6 +373,8 @@ class GOUCB(AskTellAlgorithm):
         x = suggestion.x.detach().to(self.dtype).reshape(-1)
         self.queried.add(_key(suggestion.config))
         reward = self.sign * outcome.value
+        if self.w0 is not None:
+            self._adapt_region(reward > max(self.rewards))
         self.X.append(x)
         self.rewards.append(reward)
         if self.w0 is None:

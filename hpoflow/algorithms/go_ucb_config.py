@@ -16,7 +16,7 @@ PRESETS = ("default", "paper")
 # linearised optimistic value among raw_samples uniform points and the best observed point.
 PAPER = {"outputs": "raw", "clip_low": 0.0, "beta_schedule": "paper", "ascent_optimizer": "sgd",
          "ascent_steps": 2000, "ascent_lr": 1e-4, "ascent_lr_w": 1e-4, "ascent_starts": 1, "trust_region": 1.0,
-         "avoid_repeats": False, "sigma": 0.01}
+         "shrink_after": 0, "avoid_repeats": False, "sigma": 0.01}
 PAPER_MODEL = {"optimizer": "sgd", "lr": 1e-11, "iterations": 2000, "restarts": 1, "tol": 0.0, "input_scale": 10.0}
 
 
@@ -53,6 +53,11 @@ class GOUCBConfig:
     # Measured: floats queried on a bound 83% -> 24% (mlp), 77% -> 3% (gb); a cliff next to the best point
     # stays reachable (mlp learning_rate_init -> 1e-6 on the task's linear axis).
     trust_region: float = 0.4
+    # TuRBO's success/failure rule on that box: after shrink_after Phase II queries in a row that do not improve
+    # the best, its side halves (not below trust_region_min); an improvement doubles it (not above trust_region).
+    # 0: a fixed box.
+    shrink_after: int = 0
+    trust_region_min: float = 0.05
     # pick the best candidate whose decoded configuration was never queried or is the best seen (ascent results
     # first, then the screened raw points): on integer / categorical spaces many x decode to one configuration,
     # and re-querying a non-best one teaches nothing (v0 repeated a 0.864 GB configuration 14 times, issue 19).
@@ -103,6 +108,10 @@ class GOUCBConfig:
                 raise ValueError(f"algo.{key}='{getattr(self, key)}' is unknown; allowed: {', '.join(allowed)}")
         if not 0 < self.trust_region <= 1:
             raise ValueError(f"algo.trust_region={self.trust_region} must be in (0, 1] (1: the whole cube)")
+        if self.trust_region_min <= 0:
+            raise ValueError(f"algo.trust_region_min={self.trust_region_min} must be > 0")
+        if self.shrink_after < 0:
+            raise ValueError(f"algo.shrink_after={self.shrink_after} must be >= 0 (0: a fixed box)")
         if self.clip_low < 0:
             raise ValueError(f"algo.clip_low={self.clip_low} must be >= 0 (0: off)")
         if self.variant not in VARIANTS:

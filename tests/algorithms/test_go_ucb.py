@@ -128,7 +128,8 @@ def test_both_variants_run_through_the_loop_and_stay_in_the_cube(variant):
 
 @pytest.mark.parametrize("bad,key", [({"variant": "x"}, "variant"), ({"beta_schedule": "x"}, "beta_schedule"),
                                      ({"n_init": -1}, "n_init"), ({"ascent_steps": 0}, "ascent_steps"),
-                                     ({"beta": -1.0}, "beta")])
+                                     ({"beta": -1.0}, "beta"), ({"shrink_after": -1}, "shrink_after"),
+                                     ({"trust_region_min": 0.0}, "trust_region_min")])
 def test_config_errors_name_the_key(bad, key):
     with pytest.raises(ValueError, match=f"algo.{key}"):
         GOUCBConfig(**bad)
@@ -272,6 +273,25 @@ def test_step5_stays_in_the_trust_region_around_the_best_point():
     whole.X, whole.rewards = [torch.full((4,), 0.9, dtype=torch.float64)], [1.0]
     lo, hi = whole._region()
     assert bool((lo == 0).all() and (hi == 1).all())
+
+
+def test_box_halves_after_shrink_after_failures_and_doubles_back_on_an_improvement():
+    """TuRBO's rule on Step 5's box, driven through tell with chosen rewards (Phase II starts after n_init)."""
+    ctx = _ctx(rounds=20, dim=2)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=2, trust_region=0.4, shrink_after=2, trust_region_min=0.08,
+                             raw_samples=16, ascent_steps=2), ctx)
+    sides = []
+    for t, reward in enumerate([1.0, 2.0, 1.5, 1.0, 0.5, 0.0, 1.9, 1.8, 1.7, 1.6, 3.0, 4.0], start=1):
+        s = algo.ask(t)
+        algo.tell(s, Evaluation(value=ctx.task.direction.sign * reward))
+        sides.append(algo.side)
+    # Phase I leaves it alone; 2 failures: 0.2; 2 more: 0.1; 2 more: 0.08 (the floor); then 2 improvements
+    assert sides == pytest.approx([0.4, 0.4, 0.4, 0.2, 0.2, 0.1, 0.1, 0.08, 0.08, 0.08, 0.16, 0.32])
+    lo, hi = algo._region()
+    assert float((hi - lo).max()) <= 0.32 + 1e-12
+    fixed = GOUCB(GOUCBConfig(model=SMALL, n_init=2, shrink_after=0, raw_samples=16, ascent_steps=2), ctx)
+    _drive(fixed, ctx, 6)
+    assert fixed.side == fixed.config.trust_region
 
 
 class _Grid(Task):
