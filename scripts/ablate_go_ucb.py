@@ -33,6 +33,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "go_ucb_s3_shrink1": ("go_ucb", {"trust_region": 0.4, "shrink_after": 1}),
     "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2}),
     "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3}),
+    # ... and Step 5 kept off the cube's faces by a margin
+    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),
+    "go_ucb_s3_shrink2_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.03}),
+    "go_ucb_s3_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 0, "interior": 0.03}),
     "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0}),
     # the default before issue 19 (standardised outputs, Step 5 over the whole cube, repeats allowed)
     "go_ucb_v0_old_default": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "trust_region": 1.0,

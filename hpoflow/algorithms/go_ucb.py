@@ -287,12 +287,16 @@ class GOUCB(AskTellAlgorithm):
 
     def _region(self, side: float | None = None) -> tuple[Tensor, Tensor]:
         """Lower and upper corners (``d`` each) of the search box: side ``side`` (default: the current adaptive
-        side, ``trust_region`` at the start) around the best point, clipped to the cube."""
+        side, ``trust_region`` at the start) around the best point, within ``[interior, 1 - interior]^d``."""
         half = (side or self.side) / 2
+        m = self.config.interior
         if half >= 0.5:
-            return torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
-        best = self._incumbent()
-        return (best - half).clamp(0.0, 1.0), (best + half).clamp(0.0, 1.0)
+            lo, hi = torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
+        else:
+            best = self._incumbent()
+            lo, hi = best - half, best + half
+        lo = lo.clamp(m, 1.0 - m)
+        return lo, torch.maximum(hi.clamp(m, 1.0 - m), lo)
 
     def _raw_points(self, side: float | None = None) -> Tensor:
         """``raw_samples`` uniform points of the search box and the best observed point (``m x d``)."""

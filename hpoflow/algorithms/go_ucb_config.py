@@ -16,7 +16,7 @@ PRESETS = ("default", "paper")
 # linearised optimistic value among raw_samples uniform points and the best observed point.
 PAPER = {"outputs": "raw", "clip_low": 0.0, "beta_schedule": "paper", "ascent_optimizer": "sgd",
          "ascent_steps": 2000, "ascent_lr": 1e-4, "ascent_lr_w": 1e-4, "ascent_starts": 1, "trust_region": 1.0,
-         "shrink_after": 0, "avoid_repeats": False, "sigma": 0.01}
+         "shrink_after": 0, "interior": 0.0, "avoid_repeats": False, "sigma": 0.01}
 PAPER_MODEL = {"optimizer": "sgd", "lr": 1e-11, "iterations": 2000, "restarts": 1, "tol": 0.0, "input_scale": 10.0}
 
 
@@ -58,6 +58,10 @@ class GOUCBConfig:
     # 0: a fixed box.
     shrink_after: int = 0
     trust_region_min: float = 0.05
+    # Step 5 keeps every coordinate at least this far (unit-cube units) from the cube's faces (0: off): the
+    # net's monotone extrapolation otherwise puts x on a face, and a face can be a cliff (breast_cancer-mlp:
+    # learning_rate_init = 1e-6, u = 0 on the task's linear axis, scores 0.26-0.61; u >= 0.007 scores >= 0.97).
+    interior: float = 0.0
     # pick the best candidate whose decoded configuration was never queried or is the best seen (ascent results
     # first, then the screened raw points): on integer / categorical spaces many x decode to one configuration,
     # and re-querying a non-best one teaches nothing (v0 repeated a 0.864 GB configuration 14 times, issue 19).
@@ -108,6 +112,8 @@ class GOUCBConfig:
                 raise ValueError(f"algo.{key}='{getattr(self, key)}' is unknown; allowed: {', '.join(allowed)}")
         if not 0 < self.trust_region <= 1:
             raise ValueError(f"algo.trust_region={self.trust_region} must be in (0, 1] (1: the whole cube)")
+        if not 0 <= self.interior < 0.5:
+            raise ValueError(f"algo.interior={self.interior} must be in [0, 0.5) (0: off)")
         if self.trust_region_min <= 0:
             raise ValueError(f"algo.trust_region_min={self.trust_region_min} must be > 0")
         if self.shrink_after < 0:
