@@ -28,24 +28,28 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "gp_pi": ("gp_pi", {}),
     "gp_ei": ("gp_ei", {}),
     # session 3's default: iqr outputs, clip_low 3, a fixed 0.4 box around the best point, no repeats
-    "go_ucb_s3": ("go_ucb", {"outputs": "iqr", "clip_low": 3.0, "trust_region": 0.4, "shrink_after": 0}),
+    "go_ucb_s3": ("go_ucb", {"outputs": "iqr", "clip_low": 3.0, "trust_region": 0.4, "shrink_after": 0,
+                             "interior": 0.0}),
     # ... with TuRBO's rule on the box: halve it after k non-improving Phase II queries in a row, double on success
-    "go_ucb_s3_shrink1": ("go_ucb", {"trust_region": 0.4, "shrink_after": 1}),
-    "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2}),
-    "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3}),
+    "go_ucb_s3_shrink1": ("go_ucb", {"trust_region": 0.4, "shrink_after": 1, "interior": 0.0}),
+    "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.0}),
+    "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3, "interior": 0.0}),
     # ... and Step 5 kept off the cube's faces by a margin
-    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),
+    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),  # = default
     "go_ucb_s3_shrink2_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.03}),
     "go_ucb_s3_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 0, "interior": 0.03}),
-    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0}),
+    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0, "interior": 0.0}),
     # the default before issue 19 (standardised outputs, Step 5 over the whole cube, repeats allowed)
     "go_ucb_v0_old_default": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "trust_region": 1.0,
-                                         "shrink_after": 0, "avoid_repeats": False, "model": {"tol": 0.0}}),
+                                         "shrink_after": 0, "interior": 0.0, "avoid_repeats": False,
+                                         "model": {"tol": 0.0}}),
     "go_ucb_paper": ("go_ucb", {"preset": "paper"}),
     # session 3's first-built default (MAD scaling, fixed box) with one design choice undone
-    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0, "shrink_after": 0}),
-    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "shrink_after": 0}),
-    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0}),
+    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0, "shrink_after": 0, "interior": 0.0}),
+    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "shrink_after": 0,
+                                           "interior": 0.0}),
+    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0,
+                                          "interior": 0.0}),
 }
 TASKS = {
     "bc-rf": ("breast_cancer", {"model": "rf"}, 5, 30),
@@ -148,6 +152,13 @@ def report(out: Path, variants: dict, keys: list[str], seeds: int) -> None:
             frac = f"{100 * sum(bnd) / len(bnd):3.0f}%" if bnd else "  - "
             cells.append(f"{f'{m:.3g} ± {h:.2g}':>16} S{len(sel)} {frac} rep{rep:<2}")
         print(f"{name:<26}" + "".join(f"{c:>32}" for c in cells))
+    if "f1" in keys:
+        print("\nf1: Phase II cumulative regret (rounds n+1..T) per seed 0, 1, ...")
+        for name in variants:
+            sel = sorted((r for r in runs if r["variant"] == name and r["task"] == "f1"), key=lambda r: r["seed"])
+            if sel:
+                n = TASKS["f1"][2]
+                print(f"{name:<26}" + " / ".join(f"{sum(F1_OPTIMUM - v for v in r['values'][n:]):.3g}" for r in sel))
 
 
 def main() -> None:

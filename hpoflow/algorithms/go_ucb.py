@@ -12,8 +12,10 @@ Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 The network sees the unit cube the loop works on (times ``model.input_scale``: an affine map of the
 task's box, so a network that is realizable on the box stays realizable); rewards ``sign * value`` are
 scaled with the Phase I median and interquartile range (``outputs``), fixed for the run so that the online regression
-stays consistent, and clipped from below (``clip_low``). Step 5 searches a box of side ``trust_region``
-around the best observed point and returns the best candidate not queried before (``avoid_repeats``);
+stays consistent, and clipped from below (``clip_low``). Step 5 searches a box around the best observed point
+(side ``trust_region``, halved after ``shrink_after`` non-improving queries and doubled back on an improvement, as
+TuRBO does), kept ``interior`` away from the cube's faces, and returns the best candidate not queried before
+(``avoid_repeats``);
 ``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``).
 """
 from __future__ import annotations
