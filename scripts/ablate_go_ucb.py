@@ -134,7 +134,7 @@ def report(out: Path, variants: dict, keys: list[str], seeds: int) -> None:
         best[k] = max(best.get(k, -math.inf), max(r["values"]))
     print(f"GO-UCB ablation: cumulative regret over all rounds, mean ± 1.96 sd/sqrt(S) (S seeds of {seeds}); "
           "bnd: % of queried float hyperparameters on a bound; rep: longest repeat of a non-best configuration")
-    head = f"{'variant':<26}" + "".join(f"{k + f' (n={TASKS[k][2]}, T={TASKS[k][3]})':>32}" for k in keys)
+    head = f"{'variant':<30}" + "".join(f"{k + f' (n={TASKS[k][2]}, T={TASKS[k][3]})':>32}" for k in keys)
     print(head)
     print("-" * len(head))
     for name in variants:
@@ -151,14 +151,14 @@ def report(out: Path, variants: dict, keys: list[str], seeds: int) -> None:
             rep = max(longest_repeat(r["configs"], r["values"]) for r in sel)
             frac = f"{100 * sum(bnd) / len(bnd):3.0f}%" if bnd else "  - "
             cells.append(f"{f'{m:.3g} ± {h:.2g}':>16} S{len(sel)} {frac} rep{rep:<2}")
-        print(f"{name:<26}" + "".join(f"{c:>32}" for c in cells))
+        print(f"{name:<30}" + "".join(f"{c:>32}" for c in cells))
     if "f1" in keys:
         print("\nf1: Phase II cumulative regret (rounds n+1..T) per seed 0, 1, ...")
         for name in variants:
             sel = sorted((r for r in runs if r["variant"] == name and r["task"] == "f1"), key=lambda r: r["seed"])
             if sel:
                 n = TASKS["f1"][2]
-                print(f"{name:<26}" + " / ".join(f"{sum(F1_OPTIMUM - v for v in r['values'][n:]):.3g}" for r in sel))
+                print(f"{name:<30}" + " / ".join(f"{sum(F1_OPTIMUM - v for v in r['values'][n:]):.3g}" for r in sel))
 
 
 def main() -> None:
