@@ -20,7 +20,7 @@ def test_every_job_of_the_study_composes_and_validates(study):
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"experiment={study}"], return_hydra_config=True)
         params = {k: str(v).split(",") for k, v in OmegaConf.to_container(cfg.hydra.sweeper.params).items()}
-        assert cfg.tracking.experiment == study and cfg.budget.rounds == 20
+        assert cfg.tracking.experiment == study and cfg.budget.rounds == {"bbob_small": 40, "sklearn_small": 20}[study]
         algos = params.pop("algo")
         assert {"random", "gp_ei", "turbo", "go_ucb", "optuna_tpe", "optuna_gp", "botorch_logei"} <= set(algos)
         keys, grid = list(params), list(itertools.product(*params.values()))
