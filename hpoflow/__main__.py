@@ -1,4 +1,4 @@
-"""Hydra entry point: compose -> validate -> build -> run -> print summary.
+"""Hydra entry point: compose -> validate -> call the library (build, run, print the summary).
 
 Exit status: 0 done, 1 the run failed (objective error under ``on_error=fail``, the store vanished or became
 read-only, another process took the run over), 2 bad config or a refused resume, 128 + N after signal N
@@ -35,10 +35,11 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from hpoflow.app import ConfigError, resume_settings, run_from_settings, sweep_id_from, validate
+    from hpoflow.app import ConfigError, run_from_settings, validate
     from hpoflow.cli_outputs import (RUN_LOST, exit_without_store_cleanup, interrupted_message, lost_message,
-                                     mask_hydra_outputs)
+                                     mask_hydra_outputs, sweep_id_from)
     from hpoflow.loop import ObjectiveError
+    from hpoflow.resume import plan_job
     from hpoflow.signals import Interrupted
     from hpoflow.signals import install as install_signal_handlers
     from hpoflow.tracking.health import StoreLost
@@ -63,24 +64,11 @@ def main(cfg: DictConfig) -> None:
         if experiment and not multirun:
             raise ConfigError(f"experiment={experiment} is a study (a sweep): run it with -m "
                               f"(python -m hpoflow -m experiment={experiment})")
-        resume = None
-        if settings.resume is not None:
-            settings, state, path = resume_settings(settings.resume, list(hc.overrides.task), settings.tracking.uri,
-                                                    composed=raw)  # type: ignore[arg-type]
-            resume = (state, path)
-        elif multirun and settings.sweep.parent_run_id and settings.tracking.enabled:
-            from hpoflow.sweeps import Action, ConfigHashCollision, prepare_job
-
-            try:
-                plan = prepare_job(settings)
-            except ConfigHashCollision as exc:
-                raise ConfigError(str(exc)) from None
-            if plan.action is Action.RESUME:
-                settings, state, path = resume_settings(str(plan.checkpoint), [], settings.tracking.uri)
-                resume = (state, path)
-            elif plan.action is not Action.NEW:
-                print(f"job {hc.job.num}: {plan.action.value}: run {plan.run_id}", flush=True)
-                return
+        plan = plan_job(settings, list(hc.overrides.task), raw, multirun)  # type: ignore[arg-type]
+        if isinstance(plan, str):  # a study re-run: this job's run is already FINISHED (or kept FAILED)
+            print(f"job {hc.job.num}: {plan}", flush=True)
+            return
+        settings, resume = plan
         run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None,
                           run_dir=hc.runtime.output_dir, resume=resume)
     except ConfigError as exc:

@@ -14,7 +14,7 @@ import torch
 from scipy.optimize import minimize
 from torch import Tensor
 
-from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.acquisition_config import OptimizerConfig
 from hpoflow.threads import one_blas_thread
 
 try:

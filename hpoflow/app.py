@@ -1,19 +1,19 @@
-"""Build components from a composed config, start tracking, run the loop, print a summary."""
+"""Config -> components: validate the composed config into :class:`Settings`, build the task and the algorithm
+by registry name; the CLI's job (:func:`run_from_settings`) hands them to the library's build and run steps."""
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import subprocess
 import sys
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpoflow import registry
 from hpoflow.hardware import HardwareConfig
 from hpoflow.records import OnError
 from hpoflow.schema import BudgetConfig, SweepConfig, TrackingConfig
+
+if TYPE_CHECKING:
+    from hpoflow.loop import RunResult
 
 
 class ConfigError(ValueError):
@@ -80,8 +80,12 @@ def _component(kind: str, values: dict[str, Any]) -> tuple[Any, registry.Entry |
     return _to_dataclass(entry.config, {**entry.defaults, **values}, group), entry, None
 
 
-def validate(raw: dict[str, Any]) -> Settings:
-    """Turn the resolved config (plain dict) into Settings, raising ConfigError on the first bad value."""
+def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
+    """Turn the resolved config (plain dict) into Settings, raising ConfigError on the first bad value.
+
+    ``own_task``: the caller brings the task object (``hpoflow.minimize``, ``Study``); ``raw["task"]`` only
+    describes it (recorded as the run's task config) and is not a registered component.
+    """
     from hpoflow.validation import check_config
 
     try:
@@ -90,7 +94,7 @@ def validate(raw: dict[str, Any]) -> Settings:
         raise ConfigError(str(exc)) from None
     algo, algo_entry, algo_target = _component("algorithm", raw.get("algo") or {})
     surrogate, surrogate_entry, _ = _component("surrogate", raw.get("surrogate") or {})
-    task, task_entry, task_target = _component("task", raw.get("task") or {})
+    task, task_entry, task_target = (None, None, None) if own_task else _component("task", raw.get("task") or {})
     hardware = _to_dataclass(HardwareConfig, raw.get("hardware") or {}, "hardware")
     tracking = _to_dataclass(TrackingConfig, raw.get("tracking") or {}, "tracking")
     budget = _to_dataclass(BudgetConfig, raw.get("budget") or {}, "budget")
@@ -144,6 +148,7 @@ def build_task(s: Settings) -> Any:
 
 
 def build_algorithm(s: Settings, ctx: Any) -> Any:
+    """The algorithm of ``s`` (a registry entry, or a ``_target_`` class) built as ``cls(config, ctx)``."""
     if s.algo_target is not None:
         cls = _import(s.algo_target)
         config_cls = getattr(cls, "Config", None)
@@ -152,95 +157,17 @@ def build_algorithm(s: Settings, ctx: Any) -> Any:
     return s.algo_entry.load()(s.algo, ctx)  # type: ignore[union-attr]
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: str) -> dict[str, str]:
-    algo = s.raw["algo"].get("name") or str(s.algo_target).replace(":", ".").rsplit(".", 1)[-1]
-    tags = {"algo": str(algo), "task": str(s.raw["task"].get("name") or task_name),
-            "surrogate": str(s.raw.get("surrogate", {}).get("name")), "hardware": hardware_desc,
-            "seed": str(s.seed), "git_commit": _git_commit()}
-    if sweep_id:
-        tags["sweep_id"] = sweep_id
-    from hpoflow import sweeps
-
-    tags[sweeps.HASH_TAG] = sweeps.config_hash(s.raw)
-    if s.sweep.parent_run_id:  # a study's job: nested under the study's parent run
-        tags[sweeps.PARENT_TAG] = s.sweep.parent_run_id
-        tags[sweeps.INVOCATION_TAG] = str(s.sweep.invocation)
-        tags[sweeps.STUDY_TAG] = str(s.sweep.study)
-        tags["sweep_id"] = s.sweep.parent_run_id  # stable across re-runs of the study
-    return tags
-
-
-RESUMABLE_OVERRIDES = ("resume", "tracking.uri")  # what a resume may set; everything else is recorded
-
-
-def resume_settings(resume: str, overrides: list[str], uri: str | None,
-                    composed: dict[str, Any] | None = None) -> tuple[Settings, Any, str]:
-    """Settings, loop state and checkpoint path for ``resume=<run folder | checkpoint | MLflow run id>``.
-
-    The run continues with the config recorded in its checkpoint; an override that differs from the recorded
-    value is refused (``composed``: the config the command line composed; overrides equal to the recorded
-    ones are accepted). ``tracking.uri`` and secrets may always be given (they are never recorded). The
-    checkpoint is checked against its run in the store (``hpoflow.resume_guard``). Components given by
-    ``_target_`` are only rebuilt from a checkpoint named by path, never from one found through an MLflow tag.
-    """
-    from hpoflow.checkpoint import CheckpointError, load, locate
-    from hpoflow.resume_guard import differing_override, redacted_keys, secret_overrides, verify_store
-    from hpoflow.tracking.store import default_uri
-
-    try:
-        path = locate(resume, uri or default_uri())
-        state = load(path)
-    except CheckpointError as exc:
-        raise ConfigError(str(exc)) from None
-    raw = dict(state.meta.get("config") or {})
-    extra = (differing_override(overrides, composed, raw) if composed is not None else
-             next((o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES), None))
-    if extra:
-        raise ConfigError(f"resume={resume!r} continues a run with its recorded config; the override "
-                          f"'{extra}' differs from it (drop it, or start a new run to change settings)")
-    raw = secret_overrides(overrides, composed or {}, raw)
-    by_tag = not Path(resume).expanduser().exists()
-    if by_tag and any(isinstance(raw.get(g), dict) and "_target_" in raw[g] for g in ("algo", "task", "surrogate")):
-        raise ConfigError(f"resume={resume!r}: this run uses a _target_ component; resume it by its run folder "
-                          "(configs found through MLflow are never instantiated from _target_)")
-    tracking = dict(raw.get("tracking") or {})
-    tracking["uri"] = uri or tracking.get("uri") or state.meta.get("uri")  # the store the run lives in
-    raw["tracking"] = tracking
-    raw["resume"] = None
-    missing = redacted_keys(raw)
-    if missing:
-        raise ConfigError(f"resume={resume!r}: {missing[0]} was recorded without its secret (secrets are never "
-                          f"saved); give it again: {missing[0]}=...")
-    settings = validate(raw)
-    if settings.tracking.enabled:
-        try:
-            verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every)
-        except CheckpointError as exc:
-            raise ConfigError(f"resume={resume!r}: {exc}") from None
-    return settings, state, str(path)
-
-
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,
                       print_summary: bool = True, run_dir: str | None = None,
-                      resume: tuple[Any, str] | None = None) -> Any:
-    """Build everything from validated settings and run the loop.
+                      resume: tuple[Any, str] | None = None) -> RunResult | None:
+    """The CLI's job: build the run (:func:`hpoflow.build.open_run`), run it, print the summary.
 
     ``run_dir``: where the per-round checkpoint is written (``<run_dir>/checkpoint.json``).
-    ``resume``: ``(loop state, checkpoint path)`` from :func:`resume_settings`: continue that run.
+    ``resume``: ``(loop state, checkpoint path)`` from :func:`hpoflow.resume.resume_settings`: continue that run.
     """
-    from hpoflow import hardware as hw
-    from hpoflow.algorithms.base import BuildContext
-    from hpoflow.checkpoint import FILENAME, Checkpointer
-    from hpoflow.loop import Budget, run
-    from hpoflow.tracking.base import NullTracker
+    from hpoflow.build import execute, open_run
+    from hpoflow.checkpoint import FILENAME
+    from hpoflow.cli_outputs import print_run_summary
 
     state, checkpoint_path = resume if resume is not None else (None, None)
     if state is not None and state.meta.get("status") == "FINISHED":
@@ -248,128 +175,10 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         return None
     if state is not None:
         config_text = state.meta.get("config_text", config_text)
-    from hpoflow.tracking.params import mask_secrets, redact_tree
-    from hpoflow.validation import check_task
-
-    config_text = mask_secrets(config_text)
-    try:
-        resolved = hw.setup(s.hardware)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    hw.seed_everything(s.seed)
-    try:
-        task = build_task(s)
-    except ConfigError:
-        raise
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"task: {exc}") from None
-    try:
-        check_task(s.task, task)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    surrogate_factory = None
-    if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
-        surrogate_factory = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
-                                    device=resolved.device)
-    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
-                       surrogate=surrogate_factory)
-    try:
-        algorithm = build_algorithm(s, ctx)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"algo: {exc}") from None
     if checkpoint_path is None and run_dir is not None and s.checkpoint_every > 0:
         checkpoint_path = str((Path(run_dir) / FILENAME).resolve())
-    tracker: Any = NullTracker()
-    uri = None
-    if s.tracking.enabled:
-        from hpoflow.tracking.mlflow_tracker import MlflowTracker
-        from hpoflow.tracking.store import default_uri
-
-        uri = s.tracking.uri or default_uri()
-        tags = tags_for(s, sweep_id, resolved.description, task.name)
-        tags["direction"] = task.direction.value
-        tags["regret_reference"] = ("optimum" if task.optimum is not None
-                                    else "bound" if task.bound is not None else "none")
-        tags.update({f"task.{key}": f"{value:.8g}" for key, value in task.reference_values().items()})
-        if checkpoint_path:
-            tags["checkpoint"] = checkpoint_path
-        experiment = s.tracking.experiment or tags["task"]
-        run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
-        run_id = state.meta.get("run_id") if state is not None else None
-        if state is not None:
-            tags = {"resumed_at_round": str(state.round)}
-        try:
-            tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
-                                    artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
-                                    heartbeat_s=s.tracking.heartbeat_s)
-        except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
-            raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
-                              f"({_first_line(exc)})") from None
-        from hpoflow.tracking.lease import LeaseError
-
-        try:
-            tracker.start(s.raw, tags, config_text)
-        except LeaseError as exc:  # another live writer, or a FINISHED run: nothing was written
-            raise ConfigError(f"resume: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - server down, deleted experiment: never leave it RUNNING
-            if tracker.run_id is not None and run_id is None:
-                from hpoflow.records import RunStatus
-
-                with contextlib.suppress(Exception):
-                    tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
-            raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot start the MLflow run "
-                              f"({_first_line(exc)})") from None
-        if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
-            from hpoflow.surrogate_plot import surrogate_artifact_writer
-
-            tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
-    from hpoflow.progress import RunProgress
-
-    checkpointer = None
-    if checkpoint_path:
-        meta = {"config": redact_tree(s.raw), "config_text": config_text, "run_id": getattr(tracker, "run_id", None),
-                "uri": mask_secrets(uri) if uri else uri, "sweep_id": sweep_id}
-        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
-    label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
-    with RunProgress(s.budget.rounds, label, enabled=s.progress) as progress:
-        result = run(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error,
-                     on_round=progress, checkpoint=checkpointer, resume=state)
+    run = open_run(s, config_text=config_text, sweep_id=sweep_id, checkpoint_path=checkpoint_path, resume=state)
+    result = execute(run, s.progress)
     if print_summary:
-        print_run_summary(result.summary, uri, getattr(tracker, "run_id", None))
+        print_run_summary(result.summary, run.uri, run.run_id)
     return result
-
-
-def _build_surrogate(entry: registry.Entry, config: Any, dim: int, **kwargs: Any) -> Any:
-    return entry.load()(config, dim, **kwargs)
-
-
-def _first_line(exc: BaseException) -> str:
-    from hpoflow.tracking.params import mask_secrets
-
-    full = mask_secrets(str(exc))
-    if "Max retries exceeded" in full or "NewConnectionError" in full:  # requests' 1,000-character story
-        reason = ("connection refused" if "refused" in full.lower() else
-                  "timed out" if "timed out" in full.lower() or "timeout" in full.lower() else "unreachable")
-        return f"the server cannot be reached: {reason}, after MLflow's retries"
-    text = full.strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"
-
-
-def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None) -> None:
-    lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
-    if summary.get("cumulative_regret") is not None:
-        lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
-                     f"simple regret: {summary.get('simple_regret')}")
-    lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
-    if uri:
-        from hpoflow.tracking.params import mask_secrets
-
-        uri = mask_secrets(uri)
-        lines.append(f"MLflow run {run_id} in {uri}")
-        lines.append(f"browse: {uri}" if uri.startswith(("http://", "https://"))
-                     else f"browse: mlflow ui --backend-store-uri {uri}")
-    print("\n".join(lines), file=sys.stdout, flush=True)
-
-
-def sweep_id_from(sweep_dir: str) -> str:
-    return hashlib.sha1(sweep_dir.encode()).hexdigest()[:12]

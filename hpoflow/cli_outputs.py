@@ -1,6 +1,7 @@
 """What the CLI leaves behind and prints at the end: secret-free Hydra files, one-line end-of-run messages."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
@@ -10,6 +11,7 @@ from typing import Any
 from hpoflow.signals import Interrupted
 from hpoflow.tracking.health import StoreLost
 from hpoflow.tracking.lease import LeaseLost
+from hpoflow.tracking.params import mask_secrets
 
 RUN_LOST = (StoreLost, LeaseLost)  # the run cannot be written any more; its checkpoint is kept (exit 1)
 
@@ -64,3 +66,21 @@ def exit_without_store_cleanup(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None) -> None:
+    lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
+    if summary.get("cumulative_regret") is not None:
+        lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
+                     f"simple regret: {summary.get('simple_regret')}")
+    lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
+    if uri:
+        uri = mask_secrets(uri)
+        lines.append(f"MLflow run {run_id} in {uri}")
+        lines.append(f"browse: {uri}" if uri.startswith(("http://", "https://"))
+                     else f"browse: mlflow ui --backend-store-uri {uri}")
+    print("\n".join(lines), file=sys.stdout, flush=True)
+
+
+def sweep_id_from(sweep_dir: str) -> str:
+    return hashlib.sha1(sweep_dir.encode()).hexdigest()[:12]

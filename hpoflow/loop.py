@@ -1,20 +1,26 @@
-"""The common loop: budgets, failure policy, regret book-keeping and tracking for every algorithm."""
+"""The common loop: budgets, failure policy, regret book-keeping and tracking for every algorithm.
+
+:class:`Loop` is one run, advanced a round at a time (``ask``/``tell`` or ``step``); :func:`run` drives it
+over a task, and :class:`hpoflow.Study` lets a training loop the user owns drive it from outside. Either way
+every round goes through the same book, tracker and checkpoint, and the tracker is finished in every case.
+"""
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable
-
-import torch
+from typing import Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm
-from hpoflow.checkpoint import (Checkpointer, LoopState, global_rng_state, load_rng_states, rng_states,
-                                set_global_rng_state)
+from hpoflow.checkpoint import Checkpointer, LoopState
 from hpoflow.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
+from hpoflow.resume import ResumeWarning, restore, save
 from hpoflow.tasks.base import Task
 from hpoflow.tracking.base import NullTracker, Tracker
+
+__all__ = ["Budget", "Loop", "ObjectiveError", "ResumeWarning", "RunResult", "drive", "outcome_of", "run"]
 
 
 class ObjectiveError(RuntimeError):
@@ -45,6 +51,13 @@ class RunResult:
     metrics: list[dict[str, float]] = field(default_factory=list)
 
 
+def outcome_of(ev: Evaluation, config: dict[str, Any], observe: bool) -> Evaluation | Failure:
+    """``ev``, or a Failure when an observed value is not finite."""
+    if observe and not math.isfinite(ev.value):
+        return Failure(f"objective returned a non-finite value ({ev.value}) for {config}", cost=ev.cost)
+    return ev
+
+
 def _evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
     try:
         ev = task.evaluate(config, round=round, observe=observe)
@@ -53,27 +66,17 @@ def _evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> 
     except Exception as exc:  # noqa: BLE001 - any objective error becomes a recorded Failure
         cost = getattr(exc, "cost", 0.0)
         return Failure(f"{type(exc).__name__}: {exc}", cost=float(cost) if isinstance(cost, (int, float)) else 0.0)
-    if observe and not math.isfinite(ev.value):
-        return Failure(f"objective returned a non-finite value ({ev.value}) for {config}", cost=ev.cost)
-    return ev
+    return outcome_of(ev, config, observe)
 
 
-def _ask_tell_round(algo: AskTellAlgorithm, task: Task, t: int) -> tuple[Record, Any, Evaluation | Failure]:
-    start = time.perf_counter()
-    s = algo.ask(t)
-    decision = time.perf_counter() - start
-    outcome = _evaluate(task, s.config, t, s.observe)
-    start = time.perf_counter()
-    algo.tell(s, outcome)
-    decision += time.perf_counter() - start
+def _record(t: int, s: Suggestion, outcome: Evaluation | Failure, decision: float) -> Record:
     metrics = {**s.info, "decision_time": decision}
     if isinstance(outcome, Failure):
-        return (Record(round=t, config=s.config, value=None, queried=s.observe, cost=outcome.cost,
-                       metrics=metrics, failed=True, error=outcome.error), s.x, outcome)
+        return Record(round=t, config=s.config, value=None, queried=s.observe, cost=outcome.cost,
+                      metrics=metrics, failed=True, error=outcome.error)
     metrics.update(outcome.metrics)
-    return (Record(round=t, config=s.config, value=outcome.value if s.observe else None, queried=s.observe,
-                   cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics),
-            s.x, outcome)
+    return Record(round=t, config=s.config, value=outcome.value if s.observe else None, queried=s.observe,
+                  cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics)
 
 
 def _step_round(algo: Algorithm, t: int) -> Record:
@@ -90,144 +93,149 @@ def _step_round(algo: Algorithm, t: int) -> Record:
     return record
 
 
-def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
-        on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
-        start_round: int = 1, book: RegretBook | None = None, checkpoint: Checkpointer | None = None,
-        resume: LoopState | None = None) -> RunResult:
-    """Run ``algorithm`` on ``task`` until the budget is spent; every round is recorded and tracked.
+class Loop:
+    """One run of the common loop, advanced round by round.
 
-    The tracker is finished in every case: FINISHED, FAILED (exception, with the error as a tag) or
-    KILLED (Ctrl-C); everything logged before the failure is flushed first.
+    Every completed round is booked (regret, best value, cost), logged to the tracker, checkpointed (with
+    ``checkpoint``), passed to ``on_round`` and, if it failed under ``on_error=fail``, ends the run. Any
+    exception inside a method (or inside :meth:`guard`) finishes the tracker first: KILLED for Ctrl-C/SIGTERM,
+    FAILED otherwise, with everything logged before it flushed.
 
-    With ``checkpoint``, the loop state is saved after every completed round (see ``hpoflow.checkpoint``).
     With ``resume`` (a loaded checkpoint), the algorithm, task RNGs, regret book and tracker are restored
-    first (:func:`restore`) and the loop continues with the next round; the algorithm and task must be
-    freshly built from the same config and seed.
+    (:func:`hpoflow.resume.restore`) and the loop continues with the next round; the algorithm and task must
+    be freshly built from the same config and seed.
+    """
+
+    def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+                 on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
+                 checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> None:
+        self.task, self.algorithm, self.budget, self.on_error = task, algorithm, budget, on_error
+        self.tracker: Tracker = tracker or NullTracker()
+        self.on_round, self.checkpoint = on_round, checkpoint
+        self.book = RegretBook(task.direction, task.regret_reference)
+        self.state = LoopState(plain=checkpoint is not None)
+        self.status: RunStatus | None = None  # set once the run has ended
+        self._pending: tuple[Suggestion, float] | None = None
+        elapsed = 0.0
+        if resume is not None:
+            with self.guard():
+                restore(resume, task, algorithm, self.tracker, self.book, _step_round)
+            self.state, elapsed = resume, resume.wall_time
+        self.round = self.state.round + 1  # the next round to run
+        self._start = time.perf_counter() - elapsed
+
+    @property
+    def done(self) -> bool:
+        """The run has ended, or its budget (rounds, cost) is spent."""
+        return (self.status is not None or self.round > self.budget.rounds
+                or (self.budget.cost is not None and self.book.query_cost >= self.budget.cost))
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Finish the tracker as KILLED (KeyboardInterrupt) or FAILED (any other exception), then re-raise."""
+        try:
+            yield
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM through hpoflow.signals (its str names the signal)
+            self.abort(RunStatus.KILLED, str(exc) or "interrupted (KeyboardInterrupt)")
+            raise
+        except BaseException as exc:
+            self.abort(RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+
+    def abort(self, status: RunStatus, error: str) -> None:
+        """End the run as ``status`` (KILLED or FAILED) with ``error``; a run already ended is left alone."""
+        if self.status is None:
+            self.status = status
+            self.tracker.finish(status, self.book.summary(), error=error)
+
+    def ask(self) -> Suggestion:
+        """The ask/tell algorithm's suggestion for the next round (evaluate it, then :meth:`tell`)."""
+        assert isinstance(self.algorithm, AskTellAlgorithm), "step algorithms run through step()"
+        with self.guard():
+            start = time.perf_counter()
+            s = self.algorithm.ask(self.round)
+            self._pending = (s, time.perf_counter() - start)
+        return s
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> Record:
+        """Complete the round of the pending ``suggestion`` with its outcome.
+
+        Raises:
+            ObjectiveError: the outcome is a Failure and ``on_error`` is ``fail`` (the run is then FAILED).
+        """
+        if self._pending is None or self._pending[0] is not suggestion:
+            raise ValueError(f"round {self.round}: tell() takes the suggestion of the last ask()")
+        with self.guard():
+            decision = self._pending[1]
+            start = time.perf_counter()
+            self.algorithm.tell(suggestion, outcome)  # type: ignore[attr-defined]
+            self._pending = None
+            record = _record(self.round, suggestion, outcome, decision + time.perf_counter() - start)
+            return self._complete(record, suggestion, outcome)
+
+    def step(self) -> Record:
+        """Run the next round of a ``step`` algorithm (gradient methods)."""
+        with self.guard():
+            return self._complete(_step_round(self.algorithm, self.round))
+
+    def _complete(self, record: Record, s: Suggestion | None = None,
+                  outcome: Evaluation | Failure | None = None) -> Record:
+        metrics = self.book.add(record)
+        metrics["wall_time"] = time.perf_counter() - self._start
+        self.tracker.log(record, metrics)
+        self.state.add(record, metrics, None if s is None else s.x, outcome)
+        if self.checkpoint is not None and self.checkpoint.due(record.round):
+            save(self.checkpoint, self.state, self.book, self.algorithm, self.task, metrics["wall_time"])
+        if self.on_round is not None:
+            self.on_round(record, metrics)
+        self.round = record.round + 1
+        if record.failed and self.on_error is OnError.FAIL:
+            raise ObjectiveError(f"round {record.round}: {record.error}")
+        return record
+
+    def finish(self) -> RunResult:
+        """End the run as FINISHED: the tracker writes the summary, the checkpoint says FINISHED."""
+        summary = self.book.summary()
+        self.status = RunStatus.FINISHED
+        self.tracker.finish(RunStatus.FINISHED, summary)
+        if self.checkpoint is not None:
+            save(self.checkpoint, self.state, self.book, self.algorithm, self.task,
+                 time.perf_counter() - self._start, status="FINISHED")
+        return self.result()
+
+    def result(self) -> RunResult:
+        """The run so far: its status (FINISHED while still running), summary, records and metrics."""
+        return RunResult(self.status or RunStatus.FINISHED, self.book.summary(), self.state.records,
+                         self.state.metrics)
+
+
+def drive(loop: Loop) -> RunResult:
+    """Run ``loop`` on its own task until the budget is spent, then finish it.
 
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
-    tracker = tracker or NullTracker()
-    book = book or RegretBook(task.direction, task.regret_reference)
-    state = LoopState(plain=checkpoint is not None)
-    result = RunResult(RunStatus.FINISHED, {}, state.records, state.metrics)
-    elapsed = 0.0
-    try:
-        if resume is not None:
-            restore(resume, task, algorithm, tracker, book)
-            state, start_round, elapsed = resume, resume.round + 1, resume.wall_time
-            result.records, result.metrics = state.records, state.metrics
-        start = time.perf_counter() - elapsed
-        for t in range(start_round, budget.rounds + 1):
-            if budget.cost is not None and book.query_cost >= budget.cost:
-                break
-            x = outcome = None
-            if isinstance(algorithm, AskTellAlgorithm):
-                record, x, outcome = _ask_tell_round(algorithm, task, t)
+    with loop.guard():
+        while not loop.done:
+            if isinstance(loop.algorithm, AskTellAlgorithm):
+                s = loop.ask()
+                loop.tell(s, _evaluate(loop.task, s.config, loop.round, s.observe))
             else:
-                record = _step_round(algorithm, t)
-            metrics = book.add(record)
-            metrics["wall_time"] = time.perf_counter() - start
-            tracker.log(record, metrics)
-            state.add(record, metrics, x, outcome)
-            if checkpoint is not None and checkpoint.due(t):
-                _save(checkpoint, state, book, algorithm, task, metrics["wall_time"])
-            if on_round is not None:
-                on_round(record, metrics)
-            if record.failed and on_error is OnError.FAIL:
-                raise ObjectiveError(f"round {t}: {record.error}")
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM through hpoflow.signals (its str names the signal)
-        tracker.finish(RunStatus.KILLED, book.summary(), error=str(exc) or "interrupted (KeyboardInterrupt)")
-        raise
-    except BaseException as exc:
-        tracker.finish(RunStatus.FAILED, book.summary(), error=f"{type(exc).__name__}: {exc}")
-        raise
-    result.summary = book.summary()
-    tracker.finish(RunStatus.FINISHED, result.summary)
-    if checkpoint is not None:
-        _save(checkpoint, state, book, algorithm, task, time.perf_counter() - start, status="FINISHED")
-    return result
+                loop.step()
+    return loop.finish()
 
 
-# -- checkpoint and resume ------------------------------------------------------------------------------
-_BOOK_STATE = ("best_value", "best_config", "cumulative_regret", "simple_regret", "query_cost", "n_failed")
+def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+        on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
+        checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> RunResult:
+    """Run ``algorithm`` on ``task`` until the budget is spent; every round is recorded and tracked.
 
+    The tracker is finished in every case: FINISHED, FAILED (exception, with the error as a tag) or
+    KILLED (Ctrl-C); everything logged before the failure is flushed first. ``checkpoint``: save the loop
+    state after every completed round (see ``hpoflow.checkpoint``); ``resume``: continue from a loaded
+    checkpoint (see :class:`Loop`).
 
-def _overrides(obj: Any, method: str, base: type) -> bool:
-    return getattr(type(obj), method, None) is not getattr(base, method)
-
-
-def _save(checkpoint: Checkpointer, state: LoopState, book: RegretBook, algorithm: Algorithm, task: Task,
-          wall_time: float, status: str = "RUNNING") -> None:
-    state.book = {k: getattr(book, k) for k in _BOOK_STATE}
-    state.wall_time = wall_time
-    state.algorithm = algorithm.state_dict() if _overrides(algorithm, "state_dict", Algorithm) else None
-    state.task_rng = task.state_dict() if callable(getattr(task, "state_dict", None)) else rng_states(task)
-    state.global_rng = global_rng_state()
-    checkpoint.save(state, status)
-
-
-def _same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    if a.keys() != b.keys():
-        return False
-    for k, v in a.items():
-        w = b[k]
-        if isinstance(v, float) or isinstance(w, float):
-            if not (isinstance(v, (int, float)) and isinstance(w, (int, float))
-                    and math.isclose(v, w, rel_tol=1e-9, abs_tol=1e-12)):
-                return False
-        elif v != w and not (isinstance(v, (list, tuple)) and list(v) == list(w)):
-            return False
-    return True
-
-
-class ResumeWarning(UserWarning):
-    """Replaying the history did not reproduce the recorded suggestions: the algorithm is not deterministic."""
-
-
-def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker, book: RegretBook) -> None:
-    """Bring a freshly built algorithm/task/book/tracker to where ``state`` left off.
-
-    Algorithm: ``load_state_dict`` if the checkpoint holds its state; otherwise replay: ask/tell algorithms
-    are asked again and told the recorded outcomes (no objective call); ``step`` algorithms re-run their
-    steps (which re-evaluates the objective; deterministic tasks give the recorded values again).
-    Then the task's and the global RNG states are restored, and the tracker re-logs the recorded rounds
-    (a tracker skips rounds its store already holds, so each step is logged exactly once).
+    Raises:
+        ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
-    if state.algorithm is not None:
-        algorithm.load_state_dict(state.algorithm)
-    elif isinstance(algorithm, AskTellAlgorithm):
-        diverged = None
-        for record, x, outcome in zip(state.records, state.xs, state.outcomes):
-            s = algorithm.ask(record.round)
-            if not _same_config(s.config, record.config) or s.observe != record.queried:
-                diverged = diverged or record.round
-                point = (torch.tensor(x, dtype=s.x.dtype, device=s.x.device) if x is not None
-                         else task.space.encode(record.config, s.x.dtype).to(s.x.device))
-                s = Suggestion(record.config, point, record.queried, s.info)
-            algorithm.tell(s, outcome)  # type: ignore[arg-type]
-        if diverged is not None:
-            warnings.warn(f"resume: replaying '{getattr(algorithm, 'name', type(algorithm).__name__)}' did not "
-                          f"reproduce round {diverged}'s suggestion; it was told the recorded history, but the "
-                          "rest of the run may differ from an uninterrupted one (implement state_dict/"
-                          "load_state_dict for an exact resume)", ResumeWarning, stacklevel=2)
-    else:
-        diverged = None
-        for record in state.records:
-            again = _step_round(algorithm, record.round)
-            if diverged is None and not _same_config(again.config, record.config):
-                diverged = record.round
-        if diverged is not None:
-            warnings.warn(f"resume: re-running the steps of '{getattr(algorithm, 'name', type(algorithm).__name__)}'"
-                          f" gave a different configuration at round {diverged}; implement state_dict/"
-                          "load_state_dict for an exact resume", ResumeWarning, stacklevel=2)
-    if callable(getattr(task, "load_state_dict", None)):
-        task.load_state_dict(state.task_rng)
-    else:
-        load_rng_states(task, state.task_rng)
-    if state.global_rng:
-        set_global_rng_state(state.global_rng)
-    for key, value in state.book.items():
-        setattr(book, key, value)
-    for record, metrics in zip(state.records, state.metrics):
-        tracker.log(record, metrics)
+    return drive(Loop(task, algorithm, tracker, budget, on_error, on_round, checkpoint, resume))

@@ -133,7 +133,9 @@ def _load_plugins() -> None:
     _PLUGINS_LOADED = True
     from importlib.metadata import entry_points
 
-    import hpoflow.builtins  # noqa: F401 - registers the built-in components
+    from hpoflow.builtins import register_builtins
+
+    register_builtins(register)
 
     for ep in entry_points(group="hpoflow.plugins"):
         ep.load()

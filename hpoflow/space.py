@@ -180,3 +180,61 @@ class SearchSpace:
     def snap(self, u: Tensor) -> Tensor:
         """Round points to the centre of their configuration cell (shape ``n x d``)."""
         return torch.stack([self.encode(self.decode(row), dtype=u.dtype) for row in u])
+
+
+SPEC_KINDS = ("float", "log", "int", "logint")
+_SPEC_HELP = ("('float', low, high), ('log', low, high), ('int', low, high), ('logint', low, high) "
+              "or a list of choices")
+
+
+def _parameter(name: str, spec: Any) -> Parameter:
+    if isinstance(spec, (Float, Int, Categorical)):
+        if spec.name != name:
+            raise SpaceError(f"space[{name!r}] is a parameter named {spec.name!r}; the names must agree")
+        return spec
+    if isinstance(spec, list):
+        if not spec:
+            raise SpaceError(f"space[{name!r}]=[]: a list of choices needs at least one choice")
+        return Categorical(name, tuple(spec))
+    if not (isinstance(spec, tuple) and len(spec) == 3 and spec[0] in SPEC_KINDS):
+        raise SpaceError(f"space[{name!r}]={spec!r} is not a parameter; allowed: {_SPEC_HELP}")
+    kind, low, high = spec
+    numbers = (int,) if kind in ("int", "logint") else (int, float)
+    if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in (low, high)):
+        what = "integers" if kind in ("int", "logint") else "numbers"
+        raise SpaceError(f"space[{name!r}]={spec!r}: low and high must be {what}")
+    if kind in ("int", "logint"):
+        return Int(name, low, high, log=kind == "logint")
+    return Float(name, float(low), float(high), log=kind == "log")
+
+
+def parse_space(spec: SearchSpace | dict[str, Any]) -> SearchSpace:
+    """A :class:`SearchSpace` from a plain dict, in the dict's order, e.g.
+    ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5, 1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}``
+    (``("logint", 1, 512)``: integers on a log scale; a value may also be a ``Float``/``Int``/``Categorical``).
+    A ``SearchSpace`` is returned as it is.
+
+    Raises:
+        SpaceError: one line naming the bad parameter and what is allowed.
+    """
+    if isinstance(spec, SearchSpace):
+        return spec
+    if not isinstance(spec, dict):
+        raise SpaceError(f"space must be a SearchSpace or a dict of parameters, got {type(spec).__name__}")
+    for name in spec:
+        if not isinstance(name, str) or not name:
+            raise SpaceError(f"space: parameter names must be non-empty strings, got {name!r}")
+    return SearchSpace(tuple(_parameter(name, value) for name, value in spec.items()))
+
+
+def describe_space(space: SearchSpace) -> dict[str, Any]:
+    """The plain dict spec of ``space`` (:func:`parse_space` gives it back): recorded as the run's ``task.space``."""
+    out: dict[str, Any] = {}
+    for p in space.parameters:
+        if isinstance(p, Categorical):
+            out[p.name] = list(p.choices)
+        elif isinstance(p, Int):
+            out[p.name] = ["logint" if p.log else "int", p.low, p.high]
+        else:
+            out[p.name] = ["log" if p.log else "float", p.low, p.high]
+    return out

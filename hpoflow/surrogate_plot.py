@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from hpoflow.surrogates.base import Surrogate
+
 GRID_1D, GRID_2D = 200, 60
 
 
@@ -40,7 +42,7 @@ def snapshot_of(algorithm: Any) -> SurrogateSnapshot | None:
         return hook()
     model = getattr(algorithm, "model", None)
     X, y = getattr(algorithm, "X", None), getattr(algorithm, "y", None)
-    if model is None or not hasattr(model, "posterior") or not X or getattr(model, "n", 0) == 0:
+    if not isinstance(model, Surrogate) or not X or model.n == 0:
         return None
     import torch
 

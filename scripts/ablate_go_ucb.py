@@ -1,7 +1,7 @@
 """Ablation of GO-UCB's design choices against random search and the GP baselines (issue 19).
 
 Tasks: breast_cancer with rf / mlp / gb (n = 5, T = 30) and go_ucb_f1 (d = 20, n = 5, T = 25), 5 seeds.
-Every run goes through the common loop (``app.run_from_settings``, tracking off) and is cached as JSON
+Every run goes through the common loop (``hpoflow.run_config``, tracking off) and is cached as JSON
 under ``--out``, so several processes (``--only``) can share the work and an interrupted ablation resumes.
 Regret: f1 against its optimum 26; breast_cancer against the best CV accuracy any cached run found for
 that task and seed (the folds depend on the seed). Columns: cumulative regret over all T rounds, mean ±
@@ -75,7 +75,7 @@ def run_one(variant: str, algo: str, overrides: dict, key: str, seed: int, out: 
         import torch
 
         torch.set_num_threads(1)
-        from hpoflow import app
+        from hpoflow import app, run_config
 
         task, tkw, n, T = TASKS[key]
         init = {} if algo == "random" else {"n_init": n}
@@ -84,7 +84,7 @@ def run_one(variant: str, algo: str, overrides: dict, key: str, seed: int, out: 
                "tracking": {"enabled": False}, "budget": {"rounds": T}, "seed": seed}
         settings = app.validate(raw)
         cpu, wall = time.process_time(), time.perf_counter()
-        result = app.run_from_settings(settings, print_summary=False)
+        result = run_config(settings)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         space = app.build_task(settings).space
         floats = [p.name for p in space.parameters if type(p).__name__ == "Float"]

@@ -40,6 +40,12 @@ def run_timed(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, se
     the observed values (as rewards: larger is better)."""
     from hpoflow import app, loop
 
+    try:
+        from hpoflow import run_config
+    except ImportError:  # a revision from before the library API (--against): its app ran the settings
+        def run_config(settings: object) -> object:
+            return app.run_from_settings(settings, print_summary=False)
+
     raw = {"algo": {"name": algo, "n_init": n_init, **algo_kw}, "surrogate": {"name": "gp"}, "task": task,
            "hardware": {"name": "cpu", "device": "cpu"}, "tracking": {"enabled": False},
            "budget": {"rounds": rounds}, "seed": seed}
@@ -47,7 +53,7 @@ def run_timed(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, se
     loop.time = types.SimpleNamespace(perf_counter=time.process_time)  # the loop's timer reads CPU time
     try:
         settings = app.validate(raw)
-        result = app.run_from_settings(settings, print_summary=False)
+        result = run_config(settings)
     finally:
         loop.time = wall_clock
     sign = app.build_task(settings).direction.sign

@@ -12,7 +12,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hpoflow import registry
-from hpoflow.app import run_from_settings, validate
+from hpoflow.api import run_config
 from hpoflow.schema import CONF_DIR, register_configs
 
 register_configs()
@@ -30,7 +30,7 @@ def test_the_algorithm_finishes_at_its_defaults(algo: str, task: str) -> None:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"algo={algo}", f"task={task}", f"budget.rounds={rounds}",
                                                        "tracking=off", "progress=false", "hardware=cpu"])
-    result = run_from_settings(validate(OmegaConf.to_container(cfg, resolve=True)), print_summary=False)
+    result = run_config(OmegaConf.to_container(cfg, resolve=True))
     values = [r.value for r in result.records if r.queried]  # a costly-feedback rule may query none in 5 rounds
     assert len(result.records) == rounds
     assert all(v is not None and math.isfinite(v) for v in values), values

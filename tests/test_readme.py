@@ -140,6 +140,31 @@ def test_readme_hpoflow_commands_compose_and_validate():
                     assert settings.raw[key]["name"] == value
 
 
+def library_blocks() -> list[str]:
+    """The python blocks of the README's library section."""
+    section = README[README.index("## Using hpoflow as a Python library"):README.index("## Adding your own task")]
+    return [m.group(1) for m in re.finditer(r"```python\n(.*?)```", section, re.DOTALL)]
+
+
+def test_readme_library_snippets_run_and_stay_short(tmp_path, monkeypatch, capsys):
+    """minimize, Study and make_algorithm as the README shows them, each under 15 lines, run in-process."""
+    snippets = library_blocks()
+    assert [("minimize(" in b, "Study(" in b, "make_algorithm(" in b) for b in snippets] == \
+        [(True, False, False), (False, True, False), (False, False, True)]
+    assert all(len(b.strip().splitlines()) < 15 for b in snippets)
+    monkeypatch.chdir(tmp_path)
+    for i, body in enumerate(snippets):
+        exec(compile(body, f"README library block {i}", "exec"), {"__name__": "__main__"})  # noqa: S102 - our README
+        printed = capsys.readouterr().out.strip().splitlines()
+        assert printed and "None" not in printed[-1], f"block {i} printed {printed}"
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'outputs' / 'mlflow.db'}")
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert sorted(r.data.tags["task"] for r in runs if r.info.status == "FINISHED") == ["loss", "my-training"]
+    assert (tmp_path / "outputs" / "my-training.json").is_file()
+
+
 @pytest.mark.slow
 def test_every_readme_command_runs(tmp_path):
     work, env = scratch(tmp_path), shell_env()

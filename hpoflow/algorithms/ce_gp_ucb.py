@@ -23,6 +23,7 @@ from hpoflow.algorithms.query import (
     lcb_ucb_rule,
 )
 from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.surrogates.base import CandidateSurrogate
 
 MAX_ENUMERATED = 20_000
 
@@ -47,7 +48,7 @@ class TVGPUCB(AskTellAlgorithm):
         if ctx.surrogate is None:
             raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp")
         self.model = ctx.surrogate(ctx.task.space.dim)
-        if not hasattr(self.model, "candidate_posterior"):
+        if not isinstance(self.model, CandidateSurrogate):
             raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp "
                              f"(got {type(self.model).__name__})")
         self.config, self.dtype, self.dim = config, ctx.dtype, ctx.task.space.dim

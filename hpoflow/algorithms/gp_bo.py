@@ -16,6 +16,7 @@ from hpoflow import acquisition as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.surrogates.base import Surrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
@@ -34,8 +35,8 @@ class GPBO(AskTellAlgorithm):
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.model = ctx.surrogate(self.dim)
-        if not hasattr(self.model, "posterior") or not hasattr(self.model, "update"):
-            raise ValueError(f"algo '{config.name}' needs a surrogate with posterior/update, "
+        if not isinstance(self.model, Surrogate):
+            raise ValueError(f"algo '{config.name}' needs a surrogate (fit/update/posterior), "
                              f"got {type(self.model).__name__}")
         self.generator = ctx.generator(17)
         self.n_init = config.n_init or max(2, min(self.dim + 1, ctx.rounds // 2))

@@ -23,6 +23,7 @@ from linear_operator.utils.errors import NotPSDError
 from linear_operator.utils.warnings import NumericalWarning
 
 from hpoflow.surrogates.configs import GPConfig
+from hpoflow.surrogates.kernels import stationary
 from hpoflow.threads import one_blas_thread
 
 logger = logging.getLogger(__name__)
@@ -266,28 +267,8 @@ class ExactGP:
 
     # -- factorisation and posterior ----------------------------------------------------------
     def _k(self, A: Tensor, B: Tensor) -> Tensor:
-        """Covariance matrix between ``A`` and ``B`` with the fitted kernel, in closed form.
-
-        Hand-written from the gpytorch kernel's own hyperparameters (the marginal-likelihood fit still uses
-        gpytorch's kernel): its call (input centring, ``cdist`` and cdist's backward) costs about twice as much
-        in the acquisition optimiser's inner loop, which evaluates and differentiates this hundreds of times.
-        """
-        diff = (A.unsqueeze(-2) - B.unsqueeze(-3)) / self._base_kernel.lengthscale.reshape(-1)
-        sq = diff.pow(2).sum(-1)
-        name = self.config.kernel
-        if name == "rbf":
-            k = torch.exp(-0.5 * sq)
-        else:
-            r = sq.clamp_min(1e-30).sqrt()  # the clamp keeps the gradient finite at coincident points
-            if name == "matern12":
-                k = torch.exp(-r)
-            elif name == "matern32":
-                r = math.sqrt(3) * r
-                k = (1 + r) * torch.exp(-r)
-            else:
-                r = math.sqrt(5) * r
-                k = (1 + r + r * r / 3) * torch.exp(-r)
-        return self.model.covar_module.outputscale * k
+        """Covariance matrix between ``A`` and ``B`` with the fitted kernel (:mod:`hpoflow.surrogates.kernels`)."""
+        return stationary(self.config.kernel, A, B, self._base_kernel.lengthscale, self.model.covar_module.outputscale)
 
     def _factorise(self) -> None:
         with torch.no_grad():

@@ -22,30 +22,14 @@ import torch
 from scipy.optimize import minimize_scalar
 from torch import Tensor
 
+from hpoflow.surrogates.kernels import stationary
 from hpoflow.surrogates.temporal_config import TemporalGPConfig
 
 
 def space_kernel(name: str, A: Tensor, B: Tensor, lengthscale: float, outputscale: float) -> Tensor:
-    """``outputscale * k(A, B)`` for ``A`` (``m x d``) and ``B`` (``n x d``), shape ``m x n``.
-
-    Written out (not gpytorch) so one function serves both the posterior, differentiable in ``A``, and
-    the likelihood; the distance is clamped away from 0 so gradients stay finite at data points.
-    """
-    sq = ((A.unsqueeze(-2) - B.unsqueeze(-3)) ** 2).sum(-1)
-    if name == "identity":
-        return outputscale * (sq < 1e-18).to(A.dtype)
-    if name == "rbf":
-        return outputscale * torch.exp(-0.5 * sq / lengthscale**2)
-    r = torch.sqrt(sq.clamp_min(1e-30)) / lengthscale
-    if name == "matern12":
-        return outputscale * torch.exp(-r)
-    if name == "matern32":
-        s = math.sqrt(3.0) * r
-        return outputscale * (1 + s) * torch.exp(-s)
-    if name == "matern52":
-        s = math.sqrt(5.0) * r
-        return outputscale * (1 + s + s * s / 3) * torch.exp(-s)
-    raise ValueError(f"surrogate.kernel='{name}' is unknown")
+    """``outputscale * k(A, B)`` for ``A`` (``m x d``) and ``B`` (``n x d``), shape ``m x n`` (see :mod:`.kernels`):
+    one function serves the posterior, differentiable in ``A``, and the likelihood."""
+    return stationary(name, A, B, lengthscale, outputscale)
 
 
 def _cholesky(K: Tensor) -> Tensor:

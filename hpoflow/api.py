@@ -1,0 +1,229 @@
+"""The public library API: tune a Python function (:func:`minimize`, :func:`maximize`), build any registered
+algorithm by name (:func:`make_algorithm`), run a whole config as the CLI would (:func:`run_config`).
+
+Every entry point composes the CLI's own config (``conf/``: the same defaults, the same one-line errors),
+then goes through the same build step, loop, tracking and checkpoints as ``python -m hpoflow``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hpoflow.algorithms.base import Algorithm
+from hpoflow.app import ConfigError, Settings, validate
+from hpoflow.checkpoint import LoopState
+from hpoflow.compose import library_settings
+from hpoflow.records import Direction, Record, RegretBook, RunStatus
+from hpoflow.space import SearchSpace, parse_space
+from hpoflow.tasks.base import Task
+from hpoflow.tasks.function import FunctionTask, Objective
+
+
+@dataclass(frozen=True)
+class Result:
+    """A finished (or resumed-and-finished) run.
+
+    Attributes:
+        best_config: the best observed configuration (None if nothing was observed).
+        best_value: its value, in the objective's own sign.
+        records: one :class:`~hpoflow.records.Record` per round (config, value, cost, failure).
+        metrics: the metrics logged per round (value, best_value, regret, query_cost, wall_time, ...).
+        summary: best value/config, cumulative and simple regret (if an optimum is known), cost, failures.
+        status: how the run ended (FINISHED).
+        run_id: the MLflow run, when tracked; ``uri``: its store.
+    """
+
+    best_config: dict[str, Any] | None
+    best_value: float | None
+    records: list[Record] = field(default_factory=list)
+    metrics: list[dict[str, float]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    status: RunStatus = RunStatus.FINISHED
+    run_id: str | None = None
+    uri: str | None = None
+
+
+def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict[str, float]], status: RunStatus,
+              run_id: str | None, uri: str | None) -> Result:
+    return Result(summary.get("best_config"), summary.get("best_value"), records, metrics, summary, status,
+                  run_id, uri)
+
+
+def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
+             tracking: str | dict[str, Any] | None = None, *, surrogate: str | dict[str, Any] | None = None,
+             checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
+             on_error: str = "fail", hardware: str = "auto", progress: bool = False, **settings: Any) -> Result:
+    """Minimise ``fn(config) -> float | Evaluation`` over ``space`` with a registered algorithm.
+
+    Args:
+        fn: the objective; ``config`` is a dict ``{parameter: value}``. Return a float, or an
+            :class:`~hpoflow.records.Evaluation` (noise-free value, cost, metrics). An exception or a NaN is a
+            failed evaluation (``on_error``: ``fail`` ends the run, ``skip`` records it and goes on).
+        space: a :class:`SearchSpace` or a dict spec, e.g. ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5,
+            1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see :func:`hpoflow.space.parse_space`).
+        algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults.
+        rounds: the evaluation budget.
+        seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs (as a CLI run does).
+        tracking: None (nothing logged), an MLflow store URI (``"sqlite:///runs.db"``), or tracking settings
+            (``{"uri": ..., "experiment": ..., "run_name": ...}``); the run is recorded as a CLI run is.
+        surrogate: a surrogate name or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
+        checkpoint: a file for the loop state after every round; calling again with the same arguments resumes
+            from it (a finished run is returned as it is).
+        name: the task's name (tags, default experiment); default: ``fn.__name__``.
+        optimum: the known optimal value, for regret metrics.
+        progress: a progress bar on a terminal.
+        **settings: the algorithm's settings (``beta=3.0``, ``optimizer={"raw_samples": 64}``).
+
+    Returns:
+        The :class:`Result` (``best_config``, ``best_value``, records, ``run_id`` when tracked).
+
+    Raises:
+        ConfigError: a bad algorithm name, setting or value (the CLI's one-line message), a bad store URI.
+        SpaceError: a bad space spec.
+        ObjectiveError: ``fn`` failed under ``on_error="fail"`` (a tracked run is FAILED, every round logged).
+    """
+    return _optimize(fn, space, Direction.MINIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
+                     optimum, on_error, hardware, progress, settings)
+
+
+def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
+             tracking: str | dict[str, Any] | None = None, *, surrogate: str | dict[str, Any] | None = None,
+             checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
+             on_error: str = "fail", hardware: str = "auto", progress: bool = False, **settings: Any) -> Result:
+    """Maximise ``fn(config)``; otherwise exactly :func:`minimize` (``best_value`` is the largest value seen)."""
+    return _optimize(fn, space, Direction.MAXIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
+                     optimum, on_error, hardware, progress, settings)
+
+
+def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Direction, algo: str, rounds: int,
+              seed: int, tracking: Any, surrogate: Any, checkpoint: str | Path | None, name: str | None,
+              optimum: float | None, on_error: str, hardware: str, progress: bool, settings: dict[str, Any]) -> Result:
+    from hpoflow.build import execute
+
+    if not callable(fn):
+        raise ConfigError(f"fn={fn!r} must be callable as fn(config) -> float")
+    task = FunctionTask(parse_space(space), fn, direction, name, optimum)
+    s = library_settings(algo, task.description(), seed=seed, rounds=rounds, tracking=tracking, surrogate=surrogate,
+                         hardware=hardware, on_error=on_error, algo_settings=settings)
+    run, finished = open_library_run(s, task, checkpoint)
+    if finished is not None:
+        return finished
+    out = execute(run, progress)
+    return result_of(out.summary, out.records, out.metrics, out.status, run.run_id, run.uri)
+
+
+def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> tuple[Any, Result | None]:
+    """The build step for a library run, continuing ``checkpoint`` when it exists.
+
+    Returns ``(OpenRun, None)``, or ``(None, Result)`` when the checkpoint's run already finished.
+
+    Raises:
+        ConfigError: the checkpoint was written for other settings (the first differing key is named), or
+            its MLflow run is gone, FINISHED or written by a live process.
+    """
+    from hpoflow.build import open_run
+
+    path = None if checkpoint is None else str(Path(checkpoint).expanduser().resolve())
+    state = _load_matching(path, s) if path is not None and Path(path).exists() else None
+    if state is not None and state.meta.get("status") == "FINISHED":
+        book = RegretBook(task.direction, task.regret_reference)
+        for key, value in state.book.items():
+            setattr(book, key, value)
+        return None, result_of(book.summary(), state.records, state.metrics, RunStatus.FINISHED, state.meta.get("run_id"),
+                               s.tracking.uri if s.tracking.enabled else None)
+    return open_run(s, task=task, checkpoint_path=path, resume=state), None
+
+
+def _load_matching(path: str, s: Settings) -> LoopState:
+    from hpoflow.checkpoint import CheckpointError, load
+    from hpoflow.resume_guard import verify_store
+    from hpoflow.tracking.params import redact_tree
+    from hpoflow.tracking.store import default_uri
+
+    try:
+        state = load(path)
+    except CheckpointError as exc:
+        raise ConfigError(str(exc)) from None
+    recorded, now = dict(state.meta.get("config") or {}), redact_tree(s.raw)
+    for config in (recorded, now):  # the store may move (tracking.uri), the run stays the same
+        config["tracking"] = {k: v for k, v in (config.get("tracking") or {}).items() if k != "uri"}
+    key = first_difference(recorded, now)
+    if key is not None:
+        raise ConfigError(f"checkpoint={path!r} was written by a run with other settings ({key}); give the same "
+                          "settings to resume it, or another checkpoint file to start a new run")
+    if s.tracking.enabled and state.meta.get("status") != "FINISHED":
+        try:
+            verify_store(state, str(s.tracking.uri or default_uri()), s.checkpoint_every)
+        except CheckpointError as exc:
+            raise ConfigError(f"checkpoint={path!r}: {exc}") from None
+    return state
+
+
+def first_difference(a: Any, b: Any, prefix: str = "") -> str | None:
+    """The first dotted key where two configs differ, as ``key: old -> new``; None if they are equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            found = first_difference(a.get(key), b.get(key), f"{prefix}{key}.")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := first_difference(x, y, f"{prefix}{i}."))), None)
+    return None if a == b else f"{prefix.rstrip('.')}: {a!r} -> {b!r}"
+
+
+def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0, *, rounds: int = 30,
+                   direction: str = "minimize", surrogate: str | dict[str, Any] | None = None,
+                   hardware: str = "auto", **settings: Any) -> Algorithm:
+    """Build the registered algorithm ``name`` (and its surrogate) for ``space``, as the CLI would.
+
+    The algorithm works on ``[0, 1]^d`` and speaks ``ask(round) -> Suggestion`` (``.config``, ``.x`` of shape
+    ``d``, ``.observe``) and ``tell(suggestion, Evaluation(value) | Failure(error))``; gradient methods
+    (``my_hpo``, ``sho``) have ``step(round)`` instead and need their bilevel task, so they are built by
+    the CLI or :func:`run_config`.
+
+    Args:
+        name: a registered algorithm, at its ``conf/algo/<name>.yaml`` defaults.
+        space: a :class:`SearchSpace` or a dict spec (see :func:`minimize`).
+        seed: seeds the algorithm and the global RNGs.
+        rounds: the horizon the algorithm plans for (initial design size, UCB schedules).
+        direction: ``minimize`` or ``maximize``.
+        **settings: the algorithm's settings, validated as the CLI validates them.
+
+    Raises:
+        ConfigError: unknown algorithm, setting or value (the CLI's one-line message).
+        SpaceError: a bad space spec.
+    """
+    from hpoflow.build import build_components
+
+    try:
+        goal = Direction(direction)
+    except ValueError:
+        raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
+    task = FunctionTask(parse_space(space), None, goal)
+    s = library_settings(name, task.description(), seed=seed, rounds=rounds, surrogate=surrogate, hardware=hardware,
+                         algo_settings=settings)
+    return build_components(s, task)[1]
+
+
+def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = False) -> Result:
+    """Run one job as ``python -m hpoflow`` would (compose -> validate -> build -> run; no run folder).
+
+    ``config``: the command line's overrides (``["algo=gp_ei", "task=branin", "budget.rounds=10"]``, composed
+    from ``conf/`` exactly as the CLI composes them); or a resolved config dict with every group
+    (``{"algo": {"name": "gp_ei"}, "surrogate": {"name": "gp"}, "task": {"name": "branin"}, ...}``; settings left
+    out take their dataclass defaults), or validated Settings. Tracking follows the config's ``tracking``.
+
+    Raises:
+        ConfigError: the first bad setting (one line). ObjectiveError: a failed evaluation under ``on_error=fail``.
+    """
+    from hpoflow.build import execute, open_run
+    from hpoflow.compose import compose
+
+    if isinstance(config, list):
+        config = compose(config)
+    s = config if isinstance(config, Settings) else validate(config)
+    run = open_run(s)
+    out = execute(run, progress)
+    return result_of(out.summary, out.records, out.metrics, out.status, run.run_id, run.uri)

@@ -1,0 +1,52 @@
+"""The Surrogate protocol: what an algorithm may call on a model of the objective over the unit cube.
+
+Implemented by :class:`~hpoflow.surrogates.gp.ExactGP`, :class:`~hpoflow.surrogates.temporal.TemporalGP` and
+:class:`~hpoflow.surrogates.parametric.NeuralSurrogate`. Algorithms check a built model against it
+(``isinstance(model, Surrogate)``) instead of probing single methods.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # no torch import: surrogate_plot and the algorithms check models without loading more
+    from torch import Tensor
+
+
+@runtime_checkable
+class Surrogate(Protocol):
+    """A model of ``y = f(x)`` on ``[0, 1]^d`` with a Gaussian posterior.
+
+    Shapes: ``X`` is ``n x d`` and ``y`` is ``n``; ``update`` takes one point (``x`` of shape ``d`` or
+    ``1 x d``, ``y`` a scalar tensor); ``posterior`` of ``m x d`` inputs returns the mean and the variance,
+    each of shape ``m`` (in the units of ``y``, or of the standardised ``y`` with ``standardized=True``).
+    """
+
+    @property
+    def n(self) -> int:
+        """How many observations the model holds."""
+        ...
+
+    def fit(self, X: Tensor, y: Tensor) -> None:
+        """Replace the data with ``(X, y)`` and fit the model (hyperparameters where it learns them)."""
+        ...
+
+    def update(self, x: Tensor, y: Tensor) -> None:
+        """Add one observation; incremental (a rank-one Cholesky extension) where the model allows."""
+        ...
+
+    def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
+        """Posterior mean and variance at ``X`` (``m x d``), each of shape ``m``."""
+        ...
+
+    def standardize(self, y: Tensor) -> Tensor:
+        """``y`` in the standardised units the model works in (an identity for a model that does not)."""
+        ...
+
+
+@runtime_checkable
+class CandidateSurrogate(Surrogate, Protocol):
+    """A surrogate over a finite candidate set that it can predict at once (the time-varying GP)."""
+
+    def candidate_posterior(self, t: float | None = None) -> tuple[Tensor, Tensor]:
+        """Mean and variance at every candidate (at time ``t``), each of shape ``m``."""
+        ...

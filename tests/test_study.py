@@ -1,0 +1,158 @@
+"""Study (ask/tell from outside the loop): semantics, kill-and-resume, and the same MLflow records as the CLI."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from hpoflow import Study
+from hpoflow.app import ConfigError
+from hpoflow.records import Evaluation, RunStatus
+from hpoflow.study import StudyClosed
+from tests.conftest import cli_env
+
+SPACE = {"x": ("float", -1.0, 1.0), "act": ["relu", "tanh"]}
+
+
+def test_ask_tell_runs_the_budget_then_closes():
+    study = Study(SPACE, algo="random", rounds=4, seed=0)
+    told = []
+    while not study.done:
+        trial = study.ask()
+        assert set(trial.config) == {"x", "act"} and trial.observe
+        study.tell(trial, trial.config["x"] ** 2)
+        told.append(trial.number)
+    assert told == [1, 2, 3, 4] and study.result().status is RunStatus.FINISHED
+    assert study.best_value == min(r.value for r in study.records)
+    with pytest.raises(StudyClosed):
+        study.ask()
+
+
+def test_tell_checks_its_trial_and_value_and_records_failures():
+    study = Study(SPACE, algo="random", rounds=5, seed=0)
+    trial = study.ask()
+    with pytest.raises(RuntimeError, match="trial 1 was asked but not told"):
+        study.ask()
+    with pytest.raises(ValueError, match="needs a value, or failed="):
+        study.tell(trial)
+    with pytest.raises(TypeError, match="expected a float or an Evaluation"):
+        study.tell(trial, "0.3")
+    record = study.tell(trial, failed="CUDA out of memory")  # on_error=skip: recorded, the study goes on
+    assert record.failed and record.error == "CUDA out of memory"
+    with pytest.raises(ValueError, match="takes the pending trial"):
+        study.tell(trial, 1.0)
+    nan = study.ask()
+    assert study.tell(nan, float("nan")).failed
+    study.tell(study.ask(), Evaluation(value=0.5, cost=3.0))
+    assert study.result().summary["failed"] == 2  # a NaN still cost its evaluation (1), as in a CLI run
+    assert study.result().summary["query_cost"] == 1.0 + 3.0
+
+
+def test_on_error_fail_ends_the_study_failed(store):
+    from mlflow import MlflowClient
+
+    from hpoflow.loop import ObjectiveError
+
+    study = Study(SPACE, algo="random", rounds=5, tracking=store, on_error="fail")
+    study.tell(study.ask(), 1.0)
+    with pytest.raises(ObjectiveError, match="round 2: diverged"):
+        study.tell(study.ask(), failed="diverged")
+    assert study.done and MlflowClient(store).get_run(study.run_id).info.status == "FAILED"
+
+
+def test_a_with_block_finishes_early_or_fails_the_run(store):
+    from mlflow import MlflowClient
+
+    with Study(SPACE, algo="random", rounds=10, tracking=store) as early:
+        early.tell(early.ask(), 1.0)
+    assert MlflowClient(store).get_run(early.run_id).info.status == "FINISHED" and len(early.records) == 1
+    with pytest.raises(KeyError), Study(SPACE, algo="random", rounds=10, tracking=store) as broken:
+        broken.tell(broken.ask(), 1.0)
+        raise KeyError("user code")
+    assert MlflowClient(store).get_run(broken.run_id).info.status == "FAILED"
+
+
+def test_bad_settings_and_a_gradient_method_are_refused_before_any_round():
+    with pytest.raises(ConfigError, match="Key 'bogus' not in 'GridConfig'"):
+        Study(SPACE, algo="grid", bogus=1)
+    with pytest.raises(ConfigError, match="direction='up' is unknown; allowed: minimize, maximize"):
+        Study(SPACE, direction="up")
+    with pytest.raises(ConfigError, match="algo 'sho' needs a differentiable bilevel task"):
+        Study({"lam": ("float", -5.0, 5.0)}, algo="sho", rounds=2)
+
+
+SCRIPT = """
+import json, os, signal, sys
+import torch
+import hpoflow
+
+uri, checkpoint, kill_after = sys.argv[1], sys.argv[2], int(sys.argv[3])
+study = hpoflow.Study({"x": ("float", -1.0, 1.0), "y": ("float", -1.0, 1.0)}, algo="gp_ei", rounds=7, seed=3,
+                      tracking=uri, checkpoint=checkpoint, name="killed")
+while not study.done:
+    trial = study.ask()
+    noise = 0.01 * torch.randn(()).item()  # the user's own randomness: the global RNG is restored on resume
+    study.tell(trial, (trial.config["x"] - 0.2) ** 2 + trial.config["y"] ** 2 + noise)
+    if trial.number == kill_after:
+        os.kill(os.getpid(), signal.SIGKILL)
+print(json.dumps({"run_id": study.run_id, "configs": [r.config for r in study.records],
+                  "values": [r.value for r in study.records]}))
+"""
+
+
+def _study(tmp_path, name: str, kill_after: int = 0) -> subprocess.CompletedProcess:
+    script = tmp_path / "study_script.py"
+    script.write_text(SCRIPT)
+    return subprocess.run([sys.executable, str(script), f"sqlite:///{tmp_path / name}.db",
+                           str(tmp_path / f"{name}.json"), str(kill_after)], cwd=tmp_path, env=cli_env(),
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path):
+    from mlflow import MlflowClient
+
+    reference = _study(tmp_path, "reference")
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    victim = _study(tmp_path, "victim", kill_after=4)
+    assert victim.returncode == -signal.SIGKILL, victim.stderr[-3000:]
+    resumed = _study(tmp_path, "victim")  # the same script again: it continues from the checkpoint
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    ref, out = json.loads(reference.stdout.splitlines()[-1]), json.loads(resumed.stdout.splitlines()[-1])
+    assert out["configs"] == ref["configs"] and out["values"] == ref["values"]
+    client = MlflowClient(f"sqlite:///{tmp_path / 'victim'}.db")
+    run = client.get_run(out["run_id"])  # the killed run itself was continued, not a new one
+    assert run.info.status == "FINISHED" and run.data.tags["resumed_at_round"] == "4"
+    history = client.get_metric_history(out["run_id"], "value")
+    assert sorted(m.step for m in history) == list(range(1, 8))  # every round logged exactly once
+    assert [m.value for m in sorted(history, key=lambda m: m.step)] == ref["values"]
+
+
+def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
+    return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
+
+
+def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_cli, store):
+    from mlflow import MlflowClient
+
+    from hpoflow.tasks.synthetic import make_branin
+
+    run_cli("algo=gp_ei", "task=branin", "budget.rounds=5", "seed=0", f"tracking.uri={store}", "progress=false",
+            "on_error=skip")  # a Study's default: a failed trial is recorded and the study goes on
+    task = make_branin(seed=0)
+    with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": store, "experiment": "study"},
+               name="branin", optimum=task.optimum) as study:
+        while not study.done:
+            trial = study.ask()
+            study.tell(trial, task.evaluate(trial.config, round=trial.number))
+    client = MlflowClient(store)
+    (cli,) = client.search_runs([client.get_experiment_by_name("branin").experiment_id])
+    ours = client.get_run(study.run_id)
+    for key in ("value", "best_value", "regret", "cumulative_regret", "simple_regret", "query_cost"):
+        assert _history(client, ours.info.run_id, key) == _history(client, cli.info.run_id, key), key
+    for tag in ("algo", "surrogate", "task", "seed", "direction", "regret_reference", "hardware"):
+        assert ours.data.tags[tag] == cli.data.tags[tag], tag
+    shared = {k for k in cli.data.params if not k.startswith(("task.", "tracking.", "hydra"))}
+    assert {k: ours.data.params.get(k) for k in shared} == {k: cli.data.params[k] for k in shared}
