@@ -66,10 +66,10 @@ def test_maximisation_best_seen_f_star_median_initial_reference_and_failed_runs_
 
 def test_a_task_random_search_solves_falls_back_to_the_initial_median_and_a_flat_task_is_left_out():
     # task "easy": random's median final (1.0) is the best seen -> reference = median first value (3.0)
-    # task "flat": every value is 1.0 -> no spread: left out with a warning; task "t" is kept
+    # task "flat": values 1.0 and 1.0 + 2e-16 (rounding) -> no spread: left out with a warning; task "t" is kept
     runs = [{"run_id": f"{t}{a}", "algo": a, "seed": 0, "task": t}
             for t in ("easy", "flat", "t") for a in ("random", "gp")]
-    curves = {"easyrandom": [3.0, 1.0], "easygp": [3.0, 2.0], "flatrandom": [1.0, 1.0], "flatgp": [1.0, 1.0],
+    curves = {"easyrandom": [3.0, 1.0], "easygp": [3.0, 2.0], "flatrandom": [1.0 + 2e-16] * 2, "flatgp": [1.0, 1.0],
               "trandom": [5.0, 4.0], "tgp": [5.0, 2.0]}
     norm = st.normalise(_study(runs, curves))
     easy = norm.references["easy"]
