@@ -27,16 +27,29 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "random": ("random", {}),
     "gp_pi": ("gp_pi", {}),
     "gp_ei": ("gp_ei", {}),
-    "go_ucb": ("go_ucb", {}),
-    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad"}),
+    # session 3's default: iqr outputs, clip_low 3, a fixed 0.4 box around the best point, no repeats
+    "go_ucb_s3": ("go_ucb", {"outputs": "iqr", "clip_low": 3.0, "trust_region": 0.4, "shrink_after": 0,
+                             "interior": 0.0}),
+    # ... with TuRBO's rule on the box: halve it after k non-improving Phase II queries in a row, double on success
+    "go_ucb_s3_shrink1": ("go_ucb", {"trust_region": 0.4, "shrink_after": 1, "interior": 0.0}),
+    "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.0}),
+    "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3, "interior": 0.0}),
+    # ... and Step 5 kept off the cube's faces by a margin
+    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),  # = default
+    "go_ucb_s3_shrink2_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.03}),
+    "go_ucb_s3_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 0, "interior": 0.03}),
+    "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0, "interior": 0.0}),
     # the default before issue 19 (standardised outputs, Step 5 over the whole cube, repeats allowed)
     "go_ucb_v0_old_default": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "trust_region": 1.0,
-                                         "avoid_repeats": False, "model": {"tol": 0.0}}),
+                                         "shrink_after": 0, "interior": 0.0, "avoid_repeats": False,
+                                         "model": {"tol": 0.0}}),
     "go_ucb_paper": ("go_ucb", {"preset": "paper"}),
-    # the default as first built (MAD scaling) with one design choice undone
-    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0}),
-    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0}),
-    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False}),
+    # session 3's first-built default (MAD scaling, fixed box) with one design choice undone
+    "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0, "shrink_after": 0, "interior": 0.0}),
+    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "shrink_after": 0,
+                                           "interior": 0.0}),
+    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0,
+                                          "interior": 0.0}),
 }
 TASKS = {
     "bc-rf": ("breast_cancer", {"model": "rf"}, 5, 30),
@@ -121,7 +134,7 @@ def report(out: Path, variants: dict, keys: list[str], seeds: int) -> None:
         best[k] = max(best.get(k, -math.inf), max(r["values"]))
     print(f"GO-UCB ablation: cumulative regret over all rounds, mean ± 1.96 sd/sqrt(S) (S seeds of {seeds}); "
           "bnd: % of queried float hyperparameters on a bound; rep: longest repeat of a non-best configuration")
-    head = f"{'variant':<26}" + "".join(f"{k + f' (n={TASKS[k][2]}, T={TASKS[k][3]})':>32}" for k in keys)
+    head = f"{'variant':<30}" + "".join(f"{k + f' (n={TASKS[k][2]}, T={TASKS[k][3]})':>32}" for k in keys)
     print(head)
     print("-" * len(head))
     for name in variants:
@@ -138,7 +151,14 @@ def report(out: Path, variants: dict, keys: list[str], seeds: int) -> None:
             rep = max(longest_repeat(r["configs"], r["values"]) for r in sel)
             frac = f"{100 * sum(bnd) / len(bnd):3.0f}%" if bnd else "  - "
             cells.append(f"{f'{m:.3g} ± {h:.2g}':>16} S{len(sel)} {frac} rep{rep:<2}")
-        print(f"{name:<26}" + "".join(f"{c:>32}" for c in cells))
+        print(f"{name:<30}" + "".join(f"{c:>32}" for c in cells))
+    if "f1" in keys:
+        print("\nf1: Phase II cumulative regret (rounds n+1..T) per seed 0, 1, ...")
+        for name in variants:
+            sel = sorted((r for r in runs if r["variant"] == name and r["task"] == "f1"), key=lambda r: r["seed"])
+            if sel:
+                n = TASKS["f1"][2]
+                print(f"{name:<30}" + " / ".join(f"{sum(F1_OPTIMUM - v for v in r['values'][n:]):.3g}" for r in sel))
 
 
 def main() -> None:

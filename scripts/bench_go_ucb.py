@@ -1,25 +1,33 @@
-"""Decision time per round of GO-UCB next to GP-EI, CPU clock, measured in one process (issue 19, item 5).
+"""Decision time per round of GO-UCB next to GP-EI, CPU clock, measured in one process (issues 19 and 20, target 1).
 
 Decision time = the loop's ``decision_time`` (ask + tell: for GO-UCB the Phase II ascent, the rank-one
 update of Sigma_t and, in its first Phase II round, the Phase I regression oracle; for GP-EI the GP refit and
 the acquisition maximisation), read with the process CPU clock instead of the wall clock (the sandbox is
 shared, so wall time is inflated by other processes). Both algorithms run on the same task, seed, budget and
-initial-design size, one after the other. Tasks: Styblinski-Tang-20 (n = 8, T = 64) and breast_cancer with
-rf / mlp / gb (n = 5, T = 30).
+initial-design size, one after the other in one process, GO-UCB first (so any one-time import lands on GO-UCB).
+Tasks: Styblinski-Tang-20 (n = 8, T = 64) and breast_cancer with rf / mlp / gb (n = 5, T = 30). Each algorithm
+runs at its defaults of the measured revision. ``--against REV`` measures that git revision too, in a
+subprocess (see ``bench_common``), and prints its table below, with GO-UCB's cumulative regret of both
+revisions on the same seed (regret against the best value either revision's runs found on that task).
 
-Usage: python scripts/bench_go_ucb.py [--tasks st20 bc-mlp ...] [--seed 0] [--threads 1]
+Usage: python scripts/bench_go_ucb.py [--tasks st20 bc-mlp ...] [--seed 0] [--against <git rev>]
 """
 from __future__ import annotations
 
 import argparse
-import os
-import platform
+import json
 import statistics
+import sys
 import time
 import types
 import warnings
+from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.append(str(Path(__file__).resolve().parents[1]))
+from scripts.bench_common import child_argv, export_revision, pin_threads, revision_label, run_at
+
+pin_threads()
+
 TASKS = {"st20": ({"name": "styblinski_tang", "dim": 20}, 8, 64),
          "bc-rf": ({"name": "breast_cancer", "model": "rf"}, 5, 30),
          "bc-mlp": ({"name": "breast_cancer", "model": "mlp"}, 5, 30),
@@ -27,9 +35,16 @@ TASKS = {"st20": ({"name": "styblinski_tang", "dim": 20}, 8, 64),
 ALGOS = {"GO-UCB": ("go_ucb", {}), "GO-UCB paper": ("go_ucb", {"preset": "paper"}), "GP-EI": ("gp_ei", {})}
 
 
-def decision_times(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, seed: int) -> list[float]:
-    """CPU seconds of ask + tell per round (the loop's decision_time, its clock swapped for process_time)."""
-    from hpoflow import loop, run_config
+def run_timed(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, seed: int) -> tuple[list[float], list[float]]:
+    """CPU seconds of ask + tell per round (the loop's decision_time, its clock swapped for process_time), and
+    the observed values (as rewards: larger is better)."""
+    from hpoflow import app, loop
+
+    try:
+        from hpoflow import run_config
+    except ImportError:  # a revision from before the library API (--against): its app ran the settings
+        def run_config(settings: object) -> object:
+            return app.run_from_settings(settings, print_summary=False)
 
     raw = {"algo": {"name": algo, "n_init": n_init, **algo_kw}, "surrogate": {"name": "gp"}, "task": task,
            "hardware": {"name": "cpu", "device": "cpu"}, "tracking": {"enabled": False},
@@ -37,10 +52,45 @@ def decision_times(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: in
     wall_clock = loop.time
     loop.time = types.SimpleNamespace(perf_counter=time.process_time)  # the loop's timer reads CPU time
     try:
-        result = run_config(raw)
+        settings = app.validate(raw)
+        result = run_config(settings)
     finally:
         loop.time = wall_clock
-    return [m["decision_time"] for m in result.metrics]
+    sign = app.build_task(settings).direction.sign
+    values = [sign * (r.true_value if r.true_value is not None else r.value) for r in result.records]
+    return [m["decision_time"] for m in result.metrics], values
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """{task: {algo: {mean, first, rest, values}}} for this process's ``hpoflow``."""
+    warnings.filterwarnings("ignore")
+    import torch
+
+    torch.set_num_threads(1)
+    out: dict = {}
+    for key in args.tasks:
+        task, n, T = TASKS[key]
+        out[key] = {}
+        for a in args.algos:
+            name, kw = ALGOS[a]
+            times, values = run_timed(name, kw, task, n, T, args.seed)
+            v = times[n:]
+            out[key][a] = {"mean": statistics.mean(v), "first": v[0], "rest": statistics.mean(v[1:]), "values": values}
+    return out
+
+
+def print_table(label: str, res: dict, algos: list[str], f_star: dict[str, float]) -> None:
+    print(f"\n{label}: decision time per round, CPU s: mean over the rounds after the initial design "
+          "(first Phase II round + mean of the rest); GO-UCB's cumulative regret (all rounds, same seed)")
+    print(f"{'task':<8}{'n':>3}{'T':>4}" + "".join(f"{a:>30}" for a in algos) + f"{'GO-UCB / GP-EI':>16}"
+          + f"{'GO-UCB regret':>15}")
+    for key, cells in res.items():
+        _, n, T = TASKS[key]
+        texts = (f"{c['mean']:8.3f} ({c['first']:6.2f} + {c['rest']:6.3f})" for c in (cells[a] for a in algos))
+        row = "".join(f"{t:>30}" for t in texts)
+        ratio = cells["GO-UCB"]["mean"] / cells["GP-EI"]["mean"] if {"GO-UCB", "GP-EI"} <= set(cells) else float("nan")
+        regret = sum(f_star[key] - v for v in cells["GO-UCB"]["values"]) if "GO-UCB" in cells else float("nan")
+        print(f"{key:<8}{n:>3}{T:>4}{row}{ratio:>16.2f}{regret:>15.4g}", flush=True)
 
 
 def main() -> None:
@@ -48,25 +98,22 @@ def main() -> None:
     p.add_argument("--tasks", nargs="*", default=list(TASKS))
     p.add_argument("--algos", nargs="*", default=["GO-UCB", "GP-EI"], help=f"of {list(ALGOS)}")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--against", default=None, help="also measure this git revision, in a subprocess")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: print JSON only
     args = p.parse_args()
-    warnings.filterwarnings("ignore")
-    import torch
-
-    torch.set_num_threads(args.threads)
-    print(f"decision time per round, CPU seconds ({args.threads} thread(s), {platform.processor() or platform.machine()}, "
-          f"seed {args.seed}); mean over the rounds after the initial design, first Phase II round, and the rest")
-    print(f"{'task':<8}{'n':>3}{'T':>4}" + "".join(f"{a:>30}" for a in args.algos) + f"{'GO-UCB / GP-EI':>16}")
-    for key in args.tasks:
-        task, n, T = TASKS[key]
-        cells, means = [], {}
-        for a in args.algos:
-            name, kw = ALGOS[a]
-            v = decision_times(name, kw, task, n, T, args.seed)[n:]
-            means[a] = statistics.mean(v)
-            cells.append(f"{means[a]:8.3f} ({v[0]:6.2f} + {statistics.mean(v[1:]):6.3f})")
-        ratio = means["GO-UCB"] / means["GP-EI"] if {"GO-UCB", "GP-EI"} <= set(means) else float("nan")
-        print(f"{key:<8}{n:>3}{T:>4}" + "".join(f"{c:>30}" for c in cells) + f"{ratio:>16.2f}", flush=True)
+    if args.json:
+        print(json.dumps(measure(args)))
+        return
+    print(f"# python scripts/bench_go_ucb.py {' '.join(sys.argv[1:])}")
+    print(f"# process CPU time, 1 thread (OMP/OPENBLAS/MKL_NUM_THREADS=1), seed {args.seed}; wall time is not quoted")
+    results = {"now": measure(args)}
+    if args.against:
+        results[revision_label(args.against)] = run_at(export_revision(args.against), Path(__file__).resolve(),
+                                                       child_argv(sys.argv[1:]))
+    f_star = {key: max(max(max(c["values"]) for c in res[key].values()) for res in results.values())
+              for key in args.tasks}
+    for label, res in results.items():
+        print_table(label, res, args.algos, f_star)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 The network sees the unit cube the loop works on (times ``model.input_scale``: an affine map of the
 task's box, so a network that is realizable on the box stays realizable); rewards ``sign * value`` are
 scaled with the Phase I median and interquartile range (``outputs``), fixed for the run so that the online regression
-stays consistent, and clipped from below (``clip_low``). Step 5 searches a box of side ``trust_region``
-around the best observed point and returns the best candidate not queried before (``avoid_repeats``);
+stays consistent, and clipped from below (``clip_low``). Step 5 searches a box around the best observed point
+(side ``trust_region``, halved after ``shrink_after`` non-improving queries and doubled back on an improvement, as
+TuRBO does), kept ``interior`` away from the cube's faces, and returns the best candidate not queried before
+(``avoid_repeats``);
 ``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``).
 """
 from __future__ import annotations
@@ -26,12 +28,12 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.func import grad, vmap
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import ParametricModel
+from hpoflow.surrogates.steppers import Stepper
 
 
 def closed_form_center(G: Tensor, W_prev: Tensor, f_prev: Tensor, y: Tensor, lam: float, w0: Tensor) -> Tensor:
@@ -110,6 +112,8 @@ class GOUCB(AskTellAlgorithm):
         self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
         self.mu, self.scale, self.F = 0.0, 1.0, 1.0
         self.queried: set[str] = set()
+        self.side = config.trust_region  # Step 5's box side: halved after failures, doubled on an improvement
+        self._failures = 0
 
     # -- schedules --------------------------------------------------------------------------
     def beta_t(self, t: int) -> float:
@@ -253,23 +257,21 @@ class GOUCB(AskTellAlgorithm):
         t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
         coef = c.sigma * math.sqrt(c.U / t)
 
-        def acq_one(x: Tensor) -> Tensor:
-            g = torch.func.jacrev(self.model._single, argnums=0)(w_hat, x)
-            return self.model._single(w_hat, x) + coef * torch.sqrt((g * g).sum() + 1e-24) + c.U / t
+        def acq(P: Tensor) -> Tensor:  # differentiable in P (grad_w keeps its graph when P requires grad)
+            g = self.model.grad_w(w_hat, P)
+            return self.model.value(w_hat, P) + coef * torch.sqrt((g * g).sum(1) + 1e-24) + c.U / t
 
-        acq = vmap(acq_one)
-        acq_grad = vmap(grad(acq_one))
         raw = self._raw_points()
         with torch.no_grad():
             score = acq(raw)
         k = min(c.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
-        Xs = raw[top].clone()
-        opt = self._optimizer([Xs.requires_grad_(True)], [])
+        Xs = raw[top].clone().requires_grad_(True)
+        opt = self._optimizer([Xs], [])
         lo, hi = self._region()
         for _ in range(c.ascent_steps):
             opt.zero_grad()
-            Xs.grad = -acq_grad(Xs.detach())
+            (-acq(Xs).sum()).backward()
             opt.step()
             with torch.no_grad():
                 Xs.copy_(torch.minimum(torch.maximum(Xs, lo), hi))
@@ -286,12 +288,17 @@ class GOUCB(AskTellAlgorithm):
         return self.X[int(torch.tensor(self.rewards).argmax())]
 
     def _region(self, side: float | None = None) -> tuple[Tensor, Tensor]:
-        """Lower and upper corners (``d`` each) of the search box: side ``trust_region`` around the best point."""
-        half = (side or self.config.trust_region) / 2
+        """Lower and upper corners (``d`` each) of the search box: side ``side`` (default: the current adaptive
+        side, ``trust_region`` at the start) around the best point, within ``[interior, 1 - interior]^d``."""
+        half = (side or self.side) / 2
+        m = self.config.interior
         if half >= 0.5:
-            return torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
-        best = self._incumbent()
-        return (best - half).clamp(0.0, 1.0), (best + half).clamp(0.0, 1.0)
+            lo, hi = torch.zeros(self.dim, dtype=self.dtype), torch.ones(self.dim, dtype=self.dtype)
+        else:
+            best = self._incumbent()
+            lo, hi = best - half, best + half
+        lo = lo.clamp(m, 1.0 - m)
+        return lo, torch.maximum(hi.clamp(m, 1.0 - m), lo)
 
     def _raw_points(self, side: float | None = None) -> Tensor:
         """``raw_samples`` uniform points of the search box and the best observed point (``m x d``)."""
@@ -299,14 +306,12 @@ class GOUCB(AskTellAlgorithm):
         raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
         return torch.cat([raw, self._incumbent().unsqueeze(0)])
 
-    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> torch.optim.Optimizer:
+    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> Stepper:
         """Adam (unit-cube steps) or plain gradient ascent with the rate in the net's input units (the paper)."""
         c = self.config
-        if c.ascent_optimizer == "adam":
-            return torch.optim.Adam([{"params": xs, "lr": c.ascent_lr}] + ([{"params": ws, "lr": c.ascent_lr_w}]
-                                                                          if ws else []))
-        lr_x = c.ascent_lr / self.model.config.input_scale**2  # x_in = s x: a step lr in x_in is lr / s^2 in x
-        return torch.optim.SGD([{"params": xs, "lr": lr_x}] + ([{"params": ws, "lr": c.ascent_lr_w}] if ws else []))
+        lr_x = c.ascent_lr if c.ascent_optimizer == "adam" else c.ascent_lr / self.model.config.input_scale**2
+        # sgd: x_in = s x, so a step lr in x_in is lr / s^2 in x
+        return Stepper(c.ascent_optimizer, [(x, lr_x) for x in xs] + [(w, c.ascent_lr_w) for w in ws])
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
@@ -322,7 +327,7 @@ class GOUCB(AskTellAlgorithm):
                 key = _key(self.task.space.decode(X[j]))
                 if key not in self.queried or key == best:
                     return j, X[j].detach().clone(), float(values[j])
-            side = self.config.trust_region
+            side = self.side
             while True:
                 for i in torch.argsort(score, descending=True).tolist():
                     key = _key(self.task.space.decode(raw[i]))
@@ -335,6 +340,19 @@ class GOUCB(AskTellAlgorithm):
                 with torch.no_grad():
                     score = score_fn(raw)
         return order[0], X[order[0]].detach().clone(), float(values[order[0]])
+
+    def _adapt_region(self, improved: bool) -> None:
+        """TuRBO's rule on Step 5's box: ``shrink_after`` Phase II queries in a row that do not improve the best
+        halve its side (down to ``trust_region_min``); an improvement doubles it (up to ``trust_region``)."""
+        c = self.config
+        if c.shrink_after == 0:
+            return
+        if improved:
+            self._failures, self.side = 0, min(2 * self.side, c.trust_region)
+            return
+        self._failures += 1
+        if self._failures >= c.shrink_after:
+            self._failures, self.side = 0, max(self.side / 2, min(c.trust_region_min, c.trust_region))
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -352,7 +370,7 @@ class GOUCB(AskTellAlgorithm):
             self._refit()
         x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
         info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse, refit=float(refit),
-                    acq_time=time.perf_counter() - start)
+                    region_side=self.side, acq_time=time.perf_counter() - start)
         return Suggestion(self.task.space.decode(x), x, info=info)
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
@@ -361,6 +379,8 @@ class GOUCB(AskTellAlgorithm):
         x = suggestion.x.detach().to(self.dtype).reshape(-1)
         self.queried.add(_key(suggestion.config))
         reward = self.sign * outcome.value
+        if self.w0 is not None:
+            self._adapt_region(reward > max(self.rewards))
         self.X.append(x)
         self.rewards.append(reward)
         if self.w0 is None:

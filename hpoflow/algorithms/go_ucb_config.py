@@ -16,7 +16,7 @@ PRESETS = ("default", "paper")
 # linearised optimistic value among raw_samples uniform points and the best observed point.
 PAPER = {"outputs": "raw", "clip_low": 0.0, "beta_schedule": "paper", "ascent_optimizer": "sgd",
          "ascent_steps": 2000, "ascent_lr": 1e-4, "ascent_lr_w": 1e-4, "ascent_starts": 1, "trust_region": 1.0,
-         "avoid_repeats": False, "sigma": 0.01}
+         "shrink_after": 0, "interior": 0.0, "avoid_repeats": False, "sigma": 0.01}
 PAPER_MODEL = {"optimizer": "sgd", "lr": 1e-11, "iterations": 2000, "restarts": 1, "tol": 0.0, "input_scale": 10.0}
 
 
@@ -44,15 +44,29 @@ class GOUCBConfig:
     # rewards more than clip_low scaled units below the Phase I centre count as exactly that bad (0: off):
     # a failed / degenerate configuration says "bad", its size must not dominate the least squares.
     # Measured downside: on breast_cancer-mlp seed 2 the net saw a 0.61-accuracy plateau as only 3 units worse
-    # and spent 14 of 25 Phase II rounds there (scripts/results/ablate_go_ucb.txt).
+    # and spent 14 of 25 Phase II rounds there (session 3's default); with interior (below) the default never
+    # went there (worst mlp query 0.945 over 5 seeds), so clip_low stays (scripts/results/ablate_go_ucb.txt).
     clip_low: float = 3.0
     # Step 5 searches a box of this side (unit-cube units) around the best observed point, clipped to the
     # cube (1: the whole cube, as the paper); widened x2 until it holds a configuration not queried yet.
     # A local optimistic search, not a global one: the 25-unit net
     # fitted to a handful of points extrapolates to the box's corners, which are catastrophic on real tasks.
-    # Measured: floats queried on a bound 83% -> 24% (mlp), 77% -> 3% (gb); a cliff next to the best point
-    # stays reachable (mlp learning_rate_init -> 1e-6 on the task's linear axis).
+    # Measured: floats queried on a bound 83% -> 24% (mlp), 77% -> 3% (gb); a cliff next to the best point on a
+    # face stays reachable (mlp learning_rate_init -> 1e-6 on the task's linear axis): see interior below.
     trust_region: float = 0.4
+    # TuRBO's success/failure rule on that box: after shrink_after Phase II queries in a row that do not improve
+    # the best, its side halves (not below trust_region_min); an improvement doubles it (not above trust_region).
+    # 0: a fixed box. Measured (with interior, 3 seeds, T=30): breast_cancer-mlp 0.175 (shrink_after=2) vs
+    # 0.316 (fixed box, interior=0.03); without interior shrinking alone did not help (mlp 4.03 vs 5.75, 2-3 seeds).
+    shrink_after: int = 2
+    trust_region_min: float = 0.05
+    # Step 5's new points keep every coordinate at least this far (unit-cube units) from the cube's faces (0: off;
+    # the best point seen stays a candidate, as with avoid_repeats): the net's monotone extrapolation otherwise
+    # puts x on a face, and a face can be a cliff (breast_cancer-mlp: learning_rate_init = 1e-6, u = 0 on the
+    # task's linear axis, scores 0.26-0.61; u >= 0.007 scores >= 0.97). Measured (shrink_after=2, T=30, same seeds,
+    # cumulative regret): mlp 4.03 -> 0.20, gb 0.71 -> 0.58 (seeds 0-1), rf 0.48 -> 0.48 (seed 0); 5 seeds of the
+    # default: rf 0.26, mlp 0.17, gb 0.96 vs random 0.40, 0.38, 1.80 (scripts/results/ablate_go_ucb.txt).
+    interior: float = 0.01
     # pick the best candidate whose decoded configuration was never queried or is the best seen (ascent results
     # first, then the screened raw points): on integer / categorical spaces many x decode to one configuration,
     # and re-querying a non-best one teaches nothing (v0 repeated a 0.864 GB configuration 14 times, issue 19).
@@ -103,6 +117,12 @@ class GOUCBConfig:
                 raise ValueError(f"algo.{key}='{getattr(self, key)}' is unknown; allowed: {', '.join(allowed)}")
         if not 0 < self.trust_region <= 1:
             raise ValueError(f"algo.trust_region={self.trust_region} must be in (0, 1] (1: the whole cube)")
+        if not 0 <= self.interior < 0.5:
+            raise ValueError(f"algo.interior={self.interior} must be in [0, 0.5) (0: off)")
+        if self.trust_region_min <= 0:
+            raise ValueError(f"algo.trust_region_min={self.trust_region_min} must be > 0")
+        if self.shrink_after < 0:
+            raise ValueError(f"algo.shrink_after={self.shrink_after} must be >= 0 (0: a fixed box)")
         if self.clip_low < 0:
             raise ValueError(f"algo.clip_low={self.clip_low} must be >= 0 (0: off)")
         if self.variant not in VARIANTS:

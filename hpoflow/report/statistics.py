@@ -101,6 +101,9 @@ def best_so_far(loss: np.ndarray) -> np.ndarray:
     return out
 
 
+SPREAD_TOL = 1e-9  # a reference closer to f* than this (relative) is no spread: normalising by it gives ~1e13
+
+
 def normalised_regret(best: np.ndarray, f_star: float, f_ref: float) -> np.ndarray:
     """``(best - f_star) / (f_ref - f_star)``: 0 at the optimum, 1 at the reference (any shape)."""
     return (best - f_star) / (f_ref - f_star)
@@ -125,7 +128,9 @@ def normalise(data: StudyData) -> Normalised:
     the task has FINISHED random-search runs, else the median over runs of the first value observed.
 
     Raises:
-        ReportError: no runs, a task mixing directions, or a task whose reference equals f*.
+        ReportError: no runs, a task mixing directions, or no task with a reference worse than f*. A task where
+            random search's median final value already equals f* is normalised by the median initial value
+            instead; a task where that equals f* too is left out, with a warning in ``warnings``.
     """
     runs = data.runs
     if runs.empty:
@@ -154,9 +159,15 @@ def normalise(data: StudyData) -> Normalised:
         else:
             first = np.array([r[np.isfinite(r)][0] if np.isfinite(r).any() else np.nan for r in loss])
             f_ref, ref_src = float(np.nanmedian(first)), "median initial value"
-        if not f_ref > f_star:
-            raise ReportError(f"task '{task}': the reference ({ref_src}, {sign * f_ref:.6g}) is not worse than f* "
-                              f"({star_src}, {sign * f_star:.6g}); normalised regret is undefined")
+        tol = SPREAD_TOL * max(1.0, abs(f_star))  # CV means that differ by rounding only (0.96 vs 0.96 + 1e-16)
+        if not f_ref > f_star + tol:  # random search's median already reached f*: fall back to where runs started
+            first = np.array([r[np.isfinite(r)][0] if np.isfinite(r).any() else np.nan for r in loss])
+            if np.nanmedian(first) > f_star + tol:
+                f_ref, ref_src = float(np.nanmedian(first)), "median initial value (random search reached f*)"
+        if not f_ref > f_star + tol:  # no spread to normalise by: every method is at f* on this task
+            notes.append(f"Warning: task '{task}' left out of the normalised statistics: the reference "
+                         f"({ref_src}, {sign * f_ref:.6g}) is not worse than f* ({star_src}, {sign * f_star:.6g})")
+            continue
         nr = normalised_regret(best, f_star, f_ref)
         worst = float(max(1.0, np.nanmax(nr[ok, -1]) if np.isfinite(nr[ok, -1]).any() else 1.0))
         for i in np.flatnonzero(failed):  # from its last logged round on, a failed run is the worst
@@ -178,6 +189,8 @@ def normalise(data: StudyData) -> Normalised:
         finals.append(pd.DataFrame({"task": task, "algo": group["algo"].to_numpy(), "seed": group["seed"].to_numpy(),
                                     "run_id": ids, "status": group["status"].to_numpy(), "failed": failed,
                                     "nr": nr[:, -1]}))
+    if not refs:
+        raise ReportError("no task has a reference worse than f*: normalised regret is undefined on every task")
     return Normalised(pd.concat(curves_out, ignore_index=True), pd.concat(finals, ignore_index=True), refs, notes)
 
 

@@ -128,7 +128,8 @@ def test_both_variants_run_through_the_loop_and_stay_in_the_cube(variant):
 
 @pytest.mark.parametrize("bad,key", [({"variant": "x"}, "variant"), ({"beta_schedule": "x"}, "beta_schedule"),
                                      ({"n_init": -1}, "n_init"), ({"ascent_steps": 0}, "ascent_steps"),
-                                     ({"beta": -1.0}, "beta")])
+                                     ({"beta": -1.0}, "beta"), ({"shrink_after": -1}, "shrink_after"),
+                                     ({"trust_region_min": 0.0}, "trust_region_min"), ({"interior": 0.5}, "interior")])
 def test_config_errors_name_the_key(bad, key):
     with pytest.raises(ValueError, match=f"algo.{key}"):
         GOUCBConfig(**bad)
@@ -259,7 +260,8 @@ def test_bad_rewards_are_clipped_from_below_only():
 
 def test_step5_stays_in_the_trust_region_around_the_best_point():
     ctx = _ctx(rounds=10, dim=4)
-    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, trust_region=0.2, ascent_steps=20, raw_samples=64), ctx)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=4, trust_region=0.2, shrink_after=0, interior=0.0, ascent_steps=20,
+                             raw_samples=64), ctx)
     for t in range(1, 11):
         s = algo.ask(t)
         if t > 4:
@@ -268,10 +270,45 @@ def test_step5_stays_in_the_trust_region_around_the_best_point():
             assert torch.allclose(lo, (best - 0.1).clamp(0, 1)) and torch.allclose(hi, (best + 0.1).clamp(0, 1))
             assert bool(((s.x >= lo - 1e-12) & (s.x <= hi + 1e-12)).all())
         algo.tell(s, ctx.task.evaluate(s.config, round=t))
-    whole = GOUCB(GOUCBConfig(model=SMALL, trust_region=1.0), ctx)
+    whole = GOUCB(GOUCBConfig(model=SMALL, trust_region=1.0, interior=0.0), ctx)
     whole.X, whole.rewards = [torch.full((4,), 0.9, dtype=torch.float64)], [1.0]
     lo, hi = whole._region()
     assert bool((lo == 0).all() and (hi == 1).all())
+
+
+def test_box_halves_after_shrink_after_failures_and_doubles_back_on_an_improvement():
+    """TuRBO's rule on Step 5's box, driven through tell with chosen rewards (Phase II starts after n_init)."""
+    ctx = _ctx(rounds=20, dim=2)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=2, trust_region=0.4, shrink_after=2, trust_region_min=0.08,
+                             raw_samples=16, ascent_steps=2), ctx)
+    sides = []
+    for t, reward in enumerate([1.0, 2.0, 1.5, 1.0, 0.5, 0.0, 1.9, 1.8, 1.7, 1.6, 3.0, 4.0], start=1):
+        s = algo.ask(t)
+        algo.tell(s, Evaluation(value=ctx.task.direction.sign * reward))
+        sides.append(algo.side)
+    # Phase I leaves it alone; 2 failures: 0.2; 2 more: 0.1; 2 more: 0.08 (the floor); then 2 improvements
+    assert sides == pytest.approx([0.4, 0.4, 0.4, 0.2, 0.2, 0.1, 0.1, 0.08, 0.08, 0.08, 0.16, 0.32])
+    lo, hi = algo._region()
+    assert float((hi - lo).max()) <= 0.32 + 1e-12
+    fixed = GOUCB(GOUCBConfig(model=SMALL, n_init=2, shrink_after=0, raw_samples=16, ascent_steps=2), ctx)
+    _drive(fixed, ctx, 6)
+    assert fixed.side == fixed.config.trust_region
+
+
+def test_interior_keeps_step5_off_the_faces_of_the_cube():
+    ctx = _ctx(rounds=9, dim=3)
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=3, trust_region=1.0, interior=0.1, ascent_steps=30, raw_samples=32),
+                 ctx)
+    for t in range(1, 10):
+        s = algo.ask(t)
+        if t > 3:  # a new point lies inside [0.1, 0.9]^3; the best observed point itself may be re-queried
+            inside = bool(((s.x >= 0.1 - 1e-12) & (s.x <= 0.9 + 1e-12)).all())
+            assert inside or torch.equal(s.x, algo._incumbent())
+        algo.tell(s, ctx.task.evaluate(s.config, round=t))
+    algo.X, algo.rewards, algo.side = [torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64)], [1.0], 0.1
+    lo, hi = algo._region()  # a box around a best point on a face still lies inside [0.1, 0.9] and is not empty
+    assert torch.allclose(lo, torch.tensor([0.1, 0.45, 0.9], dtype=torch.float64))
+    assert torch.allclose(hi, torch.tensor([0.1, 0.55, 0.9], dtype=torch.float64))
 
 
 class _Grid(Task):
@@ -288,7 +325,8 @@ class _Grid(Task):
 @pytest.mark.parametrize("avoid", [True, False])
 def test_avoid_repeats_requeries_only_the_best_configuration_seen(avoid):
     task = _Grid()
-    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=2, avoid_repeats=avoid, ascent_steps=10, raw_samples=32),
+    algo = GOUCB(GOUCBConfig(model=SMALL, n_init=2, avoid_repeats=avoid, shrink_after=0, interior=0.0, ascent_steps=10,
+                             raw_samples=32),
                  BuildContext(task=task, rounds=12, seed=0))
     records = run(task, algo, budget=Budget(12)).records
     seen: dict[str, float] = {}
@@ -315,6 +353,7 @@ def test_paper_preset_sets_appendix_d1_and_keeps_explicit_values():
     kept = GOUCBConfig(preset="paper", ascent_steps=7, model=ParametricConfig(hidden=5))
     assert kept.ascent_steps == 7 and kept.model.hidden == 5 and kept.model.lr == 1e-11
     assert GOUCBConfig().outputs == "iqr" and GOUCBConfig().trust_region == 0.4
+    assert (c.shrink_after, c.interior) == (0, 0.0) and (GOUCBConfig().shrink_after, GOUCBConfig().interior) == (2, 0.01)
     with pytest.raises(ValueError, match="algo.preset"):
         GOUCBConfig(preset="icml")
 

@@ -64,6 +64,25 @@ def test_maximisation_best_seen_f_star_median_initial_reference_and_failed_runs_
     np.testing.assert_allclose(b0, [(0.9 - 0.6) / 0.3, 1.0])  # its logged round, then the worst
 
 
+def test_a_task_random_search_solves_falls_back_to_the_initial_median_and_a_flat_task_is_left_out():
+    # task "easy": random's median final (1.0) is the best seen -> reference = median first value (3.0)
+    # task "flat": values 1.0 and 1.0 + 2e-16 (rounding) -> no spread: left out with a warning; task "t" is kept
+    runs = [{"run_id": f"{t}{a}", "algo": a, "seed": 0, "task": t}
+            for t in ("easy", "flat", "t") for a in ("random", "gp")]
+    curves = {"easyrandom": [3.0, 1.0], "easygp": [3.0, 2.0], "flatrandom": [1.0 + 2e-16] * 2, "flatgp": [1.0, 1.0],
+              "trandom": [5.0, 4.0], "tgp": [5.0, 2.0]}
+    norm = st.normalise(_study(runs, curves))
+    easy = norm.references["easy"]
+    assert (easy.f_star, easy.f_ref) == (1.0, 3.0)
+    assert easy.f_ref_source == "median initial value (random search reached f*)"
+    final = norm.final.set_index("run_id")["nr"]
+    assert final["easygp"] == pytest.approx(0.5) and final["easyrandom"] == 0.0
+    assert "flat" not in norm.references and set(norm.final["task"]) == {"easy", "t"}
+    assert any("task 'flat' left out of the normalised statistics" in n for n in norm.warnings)
+    with pytest.raises(st.ReportError, match="no task has a reference worse than f"):
+        st.normalise(_study(runs[2:4], {k: curves[k] for k in ("flatrandom", "flatgp")}))
+
+
 def test_bad_input_mixed_directions_is_an_error_and_mixed_budgets_a_warning():
     mixed = _study([{"run_id": "a", "algo": "x", "seed": 0}, {"run_id": "b", "algo": "y", "seed": 0,
                                                               "direction": "maximize"}], {"a": [1.0], "b": [2.0]})

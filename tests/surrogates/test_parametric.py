@@ -41,6 +41,26 @@ def test_batched_gradients_match_autograd_and_pass_gradcheck():
     assert torch.autograd.gradcheck(lambda x: m.value(w, x), (X.clone().requires_grad_(True),))
 
 
+@pytest.mark.parametrize("depth,activation", [(1, "sigmoid"), (2, "tanh"), (1, "relu")])
+def test_per_sample_gradients_equal_torch_func_jacobians_and_stay_differentiable_in_x(depth, activation):
+    """grad_w / grad_x use plain autograd (no torch.func transform, whose first call imports torch._dynamo):
+    they must equal the jacrev Jacobians they replaced, and grad_w must keep its graph in X for the ascents."""
+    from torch.func import jacrev, vmap
+
+    m = ParametricModel(5, ParametricConfig(hidden=6, depth=depth, activation=activation, input_scale=10.0))
+    w = m.init(torch.Generator().manual_seed(7))
+    X = torch.rand(9, 5, dtype=torch.float64)
+    assert torch.allclose(m.grad_w(w, X), vmap(jacrev(m._single, argnums=0), in_dims=(None, 0))(w, X), atol=1e-12)
+    assert torch.allclose(m.grad_x(w, X), vmap(jacrev(m._single, argnums=1), in_dims=(None, 0))(w, X), atol=1e-12)
+    with torch.no_grad():
+        assert not m.grad_w(w, X).requires_grad
+    Xg = X.clone().requires_grad_(True)
+    norm = lambda P: (m.grad_w(w, P) ** 2).sum()
+    (auto,) = torch.autograd.grad(norm(Xg), Xg)
+    exact = jacrev(lambda P: (vmap(jacrev(m._single, argnums=0), in_dims=(None, 0))(w, P) ** 2).sum())(X)
+    assert torch.allclose(auto, exact, atol=1e-10)
+
+
 def test_oracle_fits_realizable_f1_to_near_zero_training_error():
     """go_ucb_f1 in cube coordinates, 25 sigmoid(sum(10u - 5) + 1) + 1, lies in the model class."""
     g = torch.Generator().manual_seed(0)
