@@ -32,6 +32,15 @@ def _draw(ax, x: np.ndarray, curves: np.ndarray, label: str) -> None:
     ax.fill_between(x, mean - half, mean + half, alpha=0.2)
 
 
+def _finish(fig, title: str, out: Path, stem: str) -> list[Path]:
+    """Title, lay out, save in every format and close a figure; the paths written."""
+    fig.suptitle(title)
+    fig.tight_layout()
+    paths = _save(fig, out, stem)
+    _pyplot().close(fig)
+    return paths
+
+
 def _save(fig, out: Path, stem: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -83,11 +92,7 @@ def _two_panels(draw, xlabel: str, title: str, out: Path, stem: str) -> list[Pat
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     ax_c.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    paths = _save(fig, out, stem)
-    plt.close(fig)
-    return paths
+    return _finish(fig, title, out, stem)
 
 
 # -- cross-task figures ------------------------------------------------------------------------------------
@@ -110,11 +115,7 @@ def plot_anytime(by_round, by_cost, ylabel: str, title: str, out: Path, stem: st
         if invert:
             ax.invert_yaxis()
     axes[0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    paths = _save(fig, out, stem)
-    plt.close(fig)
-    return paths
+    return _finish(fig, title, out, stem)
 
 
 def plot_cd(mean_ranks, pvalues, title: str, out: Path, stem: str = "cd_diagram") -> list[Path]:
@@ -146,11 +147,7 @@ def plot_arm_means(means: dict[str, np.ndarray], title: str, out: Path, stem: st
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("mean reward")
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    paths = _save(fig, out, stem)
-    plt.close(fig)
-    return paths
+    return _finish(fig, title, out, stem)
 
 
 def plot_cost_regret(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]],
@@ -174,8 +171,4 @@ def plot_cost_regret(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
     axes[0][0].set_ylabel("R_T / T")
     if curves[tasks[0]]:
         axes[0][0].legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
-    paths = _save(fig, out, stem)
-    plt.close(fig)
-    return paths
+    return _finish(fig, title, out, stem)
