@@ -105,6 +105,18 @@ def _regret_cost_cell(cell: Any, cost_width: int) -> tuple[str, tuple[float, flo
     return text, (float(cell["RT"].mean()), float(cell["C"].mean()))
 
 
+def _regret_cost_row(runs: Any, row: str, column: str, values: list, label_width: int, cost_width: int,
+                     stats: dict) -> str:
+    """One Table A1/A2 line: the row's label, then a :func:`_regret_cost_cell` per value of ``column``;
+    records each cell's mean (R_T/T, C_T) in ``stats[(row, value)]``."""
+    mine = runs[runs["params.sweep.cell"] == row]
+    line = f"{row:{label_width}s}"
+    for value in values:
+        text, stats[(row, value)] = _regret_cost_cell(mine[mine[column] == value], cost_width)
+        line += text
+    return line
+
+
 # -- paper 002, Table A2 -----------------------------------------------------------------------------
 def _cell_order(name: str) -> tuple[int, float]:
     head, _, tail = name.partition("_")
@@ -129,11 +141,7 @@ def ce_gp_ucb_table_a2(runs: Any) -> str:
            " " * 14 + "".join(f"| {'R_T/T':>13s} {'C_T':>9s}   " for _ in eps)]
     stats: dict[tuple[str, float], tuple[float, float]] = {}
     for row in rows:
-        line = f"{row:14s}"
-        for e in eps:
-            text, stats[(row, e)] = _regret_cost_cell(runs[(runs["params.sweep.cell"] == row) & (runs["eps"] == e)], 9)
-            line += text
-        out.append(line)
+        out.append(_regret_cost_row(runs, row, "eps", eps, 14, 9, stats))
     ber = [r for r in rows if r.startswith("Ber_")]
     if ber and "TV-GP-UCB" in rows:
         caption = ("CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T "
@@ -349,12 +357,7 @@ def ce_gp_ucb_table_a1(runs: Any) -> str:
            " " * 28 + "".join(f"| {'R_T/T':>13s} {'C_T':>10s}    " for _ in shapes)]
     stats: dict[tuple[str, str], tuple[float, float]] = {}
     for row in rows:
-        line = f"{row:28s}"
-        for s in shapes:
-            text, stats[(row, s)] = _regret_cost_cell(
-                runs[(runs["params.sweep.cell"] == row) & (runs["params.task.shape"] == s)], 10)
-            line += text
-        out.append(line)
+        out.append(_regret_cost_row(runs, row, "params.task.shape", shapes, 28, 10, stats))
         if row in A1_PAPER:
             out.append(f"{'  paper':28s}" + "".join(f"| {r:13.3f} {c:10d}    " for r, c in A1_PAPER[row]))
     out += ["", ("CE vs Bernoulli at equal cost: CE R_T/T / Bernoulli R_T/T interpolated at CE's mean C_T, same eps "
