@@ -8,12 +8,14 @@ whose ``PYTHONPATH`` puts that copy first, printing its numbers as JSON for the 
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +67,26 @@ def run_at(root: Path, script: Path, args: list[str]) -> dict[str, Any]:
     if proc.returncode != 0:
         raise RuntimeError(f"{script.name} at {root} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def add_against_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--against REV`` (also measure git revision REV, in a child process) and the child's hidden ``--json``."""
+    parser.add_argument("--against", default=None, help="also measure this git revision, in a subprocess")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: print JSON only
+
+
+def answered_as_child(args: argparse.Namespace, measure: Callable[[argparse.Namespace], Any]) -> bool:
+    """In child mode (``--json``) print ``measure(args)`` as one JSON line and return True; else False."""
+    if args.json:
+        print(json.dumps(measure(args)))
+    return bool(args.json)
+
+
+def measure_with_against(args: argparse.Namespace, measure: Callable[[argparse.Namespace], Any],
+                         script: str) -> dict[str, Any]:
+    """``{"now": measure(args)}`` and, with ``--against REV``, REV's measurement from ``script`` run at REV."""
+    results = {"now": measure(args)}
+    if args.against:
+        results[revision_label(args.against)] = run_at(export_revision(args.against), Path(script).resolve(),
+                                                       child_argv(sys.argv[1:]))
+    return results

@@ -15,7 +15,6 @@ Usage: python scripts/bench_go_ucb.py [--tasks st20 bc-mlp ...] [--seed 0] [--ag
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -24,7 +23,7 @@ import warnings
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from scripts.bench_common import child_argv, export_revision, pin_threads, revision_label, run_at
+from scripts.bench_common import add_against_arguments, answered_as_child, measure_with_against, pin_threads
 
 pin_threads()
 
@@ -98,18 +97,13 @@ def main() -> None:
     p.add_argument("--tasks", nargs="*", default=list(TASKS))
     p.add_argument("--algos", nargs="*", default=["GO-UCB", "GP-EI"], help=f"of {list(ALGOS)}")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--against", default=None, help="also measure this git revision, in a subprocess")
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: print JSON only
+    add_against_arguments(p)
     args = p.parse_args()
-    if args.json:
-        print(json.dumps(measure(args)))
+    if answered_as_child(args, measure):
         return
     print(f"# python scripts/bench_go_ucb.py {' '.join(sys.argv[1:])}")
     print(f"# process CPU time, 1 thread (OMP/OPENBLAS/MKL_NUM_THREADS=1), seed {args.seed}; wall time is not quoted")
-    results = {"now": measure(args)}
-    if args.against:
-        results[revision_label(args.against)] = run_at(export_revision(args.against), Path(__file__).resolve(),
-                                                       child_argv(sys.argv[1:]))
+    results = measure_with_against(args, measure, __file__)
     f_star = {key: max(max(max(c["values"]) for c in res[key].values()) for res in results.values())
               for key in args.tasks}
     for label, res in results.items():

@@ -18,7 +18,6 @@ Usage: python scripts/bench_growth.py [--parts gp ce go] [--ns 50 100 200 400 80
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -28,7 +27,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from scripts.bench_common import child_argv, export_revision, pin_threads, revision_label, run_at
+from scripts.bench_common import add_against_arguments, answered_as_child, measure_with_against, pin_threads
 
 pin_threads()
 
@@ -180,19 +179,13 @@ def main() -> None:
     parser.add_argument("--dxs", type=int, nargs="+", default=[5, 20, 50])
     parser.add_argument("--go-rounds", type=int, default=30)
     parser.add_argument("--go-init", type=int, default=8)
-    parser.add_argument("--against", default=None, help="also measure this git revision, in a subprocess")
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: print JSON only
+    add_against_arguments(parser)
     args = parser.parse_args()
-    if args.json:
-        print(json.dumps(measure(args)))
+    if answered_as_child(args, measure):
         return
-    child_args = child_argv(sys.argv[1:])
     print(f"# python scripts/bench_growth.py {' '.join(sys.argv[1:])}")
     print("# process CPU time, 1 thread (OMP/OPENBLAS/MKL_NUM_THREADS=1); a shared machine: wall time is not quoted")
-    results = {"now": measure(args)}
-    if args.against:
-        results[revision_label(args.against)] = run_at(export_revision(args.against), Path(__file__).resolve(),
-                                                       child_args)
+    results = measure_with_against(args, measure, __file__)
     print_tables(args, results)
 
 
