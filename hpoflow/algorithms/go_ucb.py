@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.go_ucb_ascent import projected_ascent
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import ParametricModel
@@ -185,27 +186,8 @@ class GOUCB(AskTellAlgorithm):
         top = torch.topk(score, k).indices
         if self.config.ball_max == "linear":
             return self._linear_ascent(raw, top, score, w_hat, Linv, root, beta)
-        X = raw[top].clone().requires_grad_(True)
-        Z = (u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)).clone().requires_grad_(True)
-        opt = self._optimizer([X], [Z])
-        lo, hi = self._region()
-        best_X, best_Z = X.detach().clone(), Z.detach().clone()
-        best_v = torch.full((k,), -math.inf, dtype=self.dtype)
-        for step in range(self.config.ascent_steps + 1):
-            W = w_hat + root * (Z @ Linv)
-            values = self.model.value_pairs(W, X)
-            with torch.no_grad():  # the best point each start has visited
-                better = values > best_v
-                best_v = torch.where(better, values, best_v)
-                best_X[better], best_Z[better] = X[better], Z[better]
-            if step == self.config.ascent_steps:
-                break
-            opt.zero_grad()
-            (-values.sum()).backward()
-            opt.step()
-            with torch.no_grad():  # projections: x onto the search box, z onto the unit ball (= w onto Ball_t)
-                X.copy_(torch.minimum(torch.maximum(X, lo), hi))
-                Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
+        Z0 = u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)
+        best_X, best_Z, best_v = self._ascend_ball(raw[top], Z0, w_hat, Linv, root)
         j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
         w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None else w_hat
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
@@ -213,6 +195,32 @@ class GOUCB(AskTellAlgorithm):
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
                 "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
         return best_x, info
+
+    def _ascend_ball(self, X0: Tensor, Z0: Tensor, w_hat: Tensor, Linv: Tensor,
+                     root: float) -> tuple[Tensor, Tensor, Tensor]:
+        """Joint projected ascent of ``f_x(w_hat + root L^{-T} z)`` over ``(x, z)`` from ``k`` starts (``k x d``,
+        ``k x d_w``); returns the best point each start visited (``x``, ``z``) and its value (``k``).
+
+        Autograd differentiates the net with respect to ``x`` and ``w``; the chain rule through the whitening is
+        one product, ``grad_z = sqrt(beta) grad_w L^{-1}^T`` (what autograd's ``mm`` backward computes).
+        """
+        def objective(params: list[Tensor]) -> tuple[Tensor, Callable[[], list[Tensor]]]:
+            X = params[0].requires_grad_(True)
+            W = (w_hat + root * (params[1] @ Linv)).requires_grad_(True)
+            values = self.model.value_pairs(W, X)
+
+            def gradients() -> list[Tensor]:
+                gX, gW = torch.autograd.grad(-values.sum(), (X, W))
+                return [gX, (gW * root).mm(Linv.t())]
+            return values.detach(), gradients
+
+        def onto_unit_ball(Z: Tensor) -> None:  # z onto the unit ball = w onto Ball_t
+            Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
+
+        (best_X, best_Z), best_v, _ = projected_ascent(
+            objective, [X0, Z0], self._rates(1), [self._box_projection(*self._region()), onto_unit_ball],
+            self.config.ascent_steps, self.config.ascent_optimizer, self.config.ascent_patience)
+        return best_X, best_Z, best_v
 
     def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
         """``max_{w in Ball_t}`` of the first-order expansion of ``f_x`` at ``w_hat``, in closed form:
@@ -223,23 +231,15 @@ class GOUCB(AskTellAlgorithm):
     def _linear_ascent(self, raw: Tensor, top: Tensor, score: Tensor, w_hat: Tensor, Linv: Tensor,
                        root: float, beta: float) -> tuple[Tensor, dict[str, float]]:
         """Projected gradient ascent over x of :meth:`linear_ucb` (``ball_max=linear``)."""
-        X = raw[top].clone().requires_grad_(True)
-        opt = self._optimizer([X], [])
-        lo, hi = self._region()
-        best_X, best_v = X.detach().clone(), torch.full((X.shape[0],), -math.inf, dtype=self.dtype)
-        for step in range(self.config.ascent_steps + 1):
+        def objective(params: list[Tensor]) -> tuple[Tensor, Callable[[], list[Tensor]]]:
+            X = params[0].requires_grad_(True)
             values = self.linear_ucb(X, w_hat, Linv, root)
-            with torch.no_grad():
-                better = values > best_v
-                best_v = torch.where(better, values, best_v)
-                best_X[better] = X[better]
-            if step == self.config.ascent_steps:
-                break
-            opt.zero_grad()
-            (-values.sum()).backward()
-            opt.step()
-            with torch.no_grad():
-                X.copy_(torch.minimum(torch.maximum(X, lo), hi))
+            return values.detach(), lambda: list(torch.autograd.grad(-values.sum(), X))
+
+        lo, hi = self._region()
+        (best_X,), best_v, _ = projected_ascent(
+            objective, [raw[top]], self._rates(0), [self._box_projection(lo, hi)], self.config.ascent_steps,
+            self.config.ascent_optimizer, self.config.ascent_patience)
         _, best_x, value = self._choose(best_X, best_v, raw, score,
                                         lambda P: self.linear_ucb(P, w_hat, Linv, root))
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam), "w_shift": 0.0,
@@ -267,14 +267,14 @@ class GOUCB(AskTellAlgorithm):
         k = min(c.ascent_starts, raw.shape[0])
         top = torch.topk(score, k).indices
         Xs = raw[top].clone().requires_grad_(True)
-        opt = self._optimizer([Xs], [])
-        lo, hi = self._region()
+        opt = Stepper(c.ascent_optimizer, [(Xs, self._rates(0)[0])])
+        project = self._box_projection(*self._region())
         for _ in range(c.ascent_steps):
             opt.zero_grad()
             (-acq(Xs).sum()).backward()
             opt.step()
             with torch.no_grad():
-                Xs.copy_(torch.minimum(torch.maximum(Xs, lo), hi))
+                project(Xs)
         with torch.no_grad():
             final = acq(Xs.detach())
         _, best_x, best_v = self._choose(Xs.detach(), final, raw, score, acq)
@@ -306,12 +306,19 @@ class GOUCB(AskTellAlgorithm):
         raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
         return torch.cat([raw, self._incumbent().unsqueeze(0)])
 
-    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> Stepper:
-        """Adam (unit-cube steps) or plain gradient ascent with the rate in the net's input units (the paper)."""
+    def _rates(self, n_w: int) -> list[float]:
+        """Step sizes of the ascent: x's (Adam: unit-cube steps; sgd: the paper's rate in the net's input units,
+        ``x_in = s x``, so ``lr / s^2`` in x), then ``n_w`` times w's (whitened ellipsoid coordinates)."""
         c = self.config
         lr_x = c.ascent_lr if c.ascent_optimizer == "adam" else c.ascent_lr / self.model.config.input_scale**2
-        # sgd: x_in = s x, so a step lr in x_in is lr / s^2 in x
-        return Stepper(c.ascent_optimizer, [(x, lr_x) for x in xs] + [(w, c.ascent_lr_w) for w in ws])
+        return [lr_x] + [c.ascent_lr_w] * n_w
+
+    @staticmethod
+    def _box_projection(lo: Tensor, hi: Tensor) -> Callable[[Tensor], None]:
+        """In-place projection of rows onto the box ``[lo, hi]``."""
+        def project(X: Tensor) -> None:
+            X.copy_(torch.minimum(torch.maximum(X, lo), hi))
+        return project
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
