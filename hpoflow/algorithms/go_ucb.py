@@ -3,7 +3,8 @@
 Phase I queries ``n`` uniform points and fits ``w_0`` by least squares (the regression oracle).
 Phase II, variant ``ball`` (ICML Algorithm 1), keeps ``Sigma_t = lam I + sum_i g_i g_i^T`` with
 ``g_i = grad_w f_{x_i}(w_i)`` and the closed-form centre ``w_t`` of eq. 5, and picks
-``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``. The
+``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``
+(``go_ucb_ascent``: all starts at once, stopped once no start improves for ``ascent_patience`` steps). The
 ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma_t = L L^T``), where
 ``Ball_t`` is the unit ball ``||z|| <= 1``, so the projection is exact and a radial rescaling.
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
@@ -30,7 +31,7 @@ import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.algorithms.go_ucb_ascent import projected_ascent
+from hpoflow.algorithms.go_ucb_ascent import onto_box, onto_unit_ball, projected_ascent, whitened_objective
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import ParametricModel
@@ -199,27 +200,11 @@ class GOUCB(AskTellAlgorithm):
     def _ascend_ball(self, X0: Tensor, Z0: Tensor, w_hat: Tensor, Linv: Tensor,
                      root: float) -> tuple[Tensor, Tensor, Tensor]:
         """Joint projected ascent of ``f_x(w_hat + root L^{-T} z)`` over ``(x, z)`` from ``k`` starts (``k x d``,
-        ``k x d_w``); returns the best point each start visited (``x``, ``z``) and its value (``k``).
-
-        Autograd differentiates the net with respect to ``x`` and ``w``; the chain rule through the whitening is
-        one product, ``grad_z = sqrt(beta) grad_w L^{-1}^T`` (what autograd's ``mm`` backward computes).
-        """
-        def objective(params: list[Tensor]) -> tuple[Tensor, Callable[[], list[Tensor]]]:
-            X = params[0].requires_grad_(True)
-            W = (w_hat + root * (params[1] @ Linv)).requires_grad_(True)
-            values = self.model.value_pairs(W, X)
-
-            def gradients() -> list[Tensor]:
-                gX, gW = torch.autograd.grad(-values.sum(), (X, W))
-                return [gX, (gW * root).mm(Linv.t())]
-            return values.detach(), gradients
-
-        def onto_unit_ball(Z: Tensor) -> None:  # z onto the unit ball = w onto Ball_t
-            Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
-
+        ``k x d_w``); returns the best point each start visited (``x``, ``z``) and its value (``k``)."""
+        c = self.config  # projections: x onto the search box, z onto the unit ball (= w onto Ball_t)
         (best_X, best_Z), best_v, _ = projected_ascent(
-            objective, [X0, Z0], self._rates(1), [self._box_projection(*self._region()), onto_unit_ball],
-            self.config.ascent_steps, self.config.ascent_optimizer, self.config.ascent_patience)
+            whitened_objective(self.model, w_hat, Linv, root), [X0, Z0], self._rates(1),
+            [onto_box(*self._region()), onto_unit_ball], c.ascent_steps, c.ascent_optimizer, c.ascent_patience)
         return best_X, best_Z, best_v
 
     def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
@@ -238,7 +223,7 @@ class GOUCB(AskTellAlgorithm):
 
         lo, hi = self._region()
         (best_X,), best_v, _ = projected_ascent(
-            objective, [raw[top]], self._rates(0), [self._box_projection(lo, hi)], self.config.ascent_steps,
+            objective, [raw[top]], self._rates(0), [onto_box(lo, hi)], self.config.ascent_steps,
             self.config.ascent_optimizer, self.config.ascent_patience)
         _, best_x, value = self._choose(best_X, best_v, raw, score,
                                         lambda P: self.linear_ucb(P, w_hat, Linv, root))
@@ -268,7 +253,7 @@ class GOUCB(AskTellAlgorithm):
         top = torch.topk(score, k).indices
         Xs = raw[top].clone().requires_grad_(True)
         opt = Stepper(c.ascent_optimizer, [(Xs, self._rates(0)[0])])
-        project = self._box_projection(*self._region())
+        project = onto_box(*self._region())
         for _ in range(c.ascent_steps):
             opt.zero_grad()
             (-acq(Xs).sum()).backward()
@@ -312,13 +297,6 @@ class GOUCB(AskTellAlgorithm):
         c = self.config
         lr_x = c.ascent_lr if c.ascent_optimizer == "adam" else c.ascent_lr / self.model.config.input_scale**2
         return [lr_x] + [c.ascent_lr_w] * n_w
-
-    @staticmethod
-    def _box_projection(lo: Tensor, hi: Tensor) -> Callable[[Tensor], None]:
-        """In-place projection of rows onto the box ``[lo, hi]``."""
-        def project(X: Tensor) -> None:
-            X.copy_(torch.minimum(torch.maximum(X, lo), hi))
-        return project
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:

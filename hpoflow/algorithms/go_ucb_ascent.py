@@ -14,6 +14,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from hpoflow.surrogates.parametric import ParametricModel
 from hpoflow.surrogates.steppers import Stepper
 
 # objective(params) -> (values (k), gradients): the values of the k starts and a function that returns the
@@ -52,3 +53,34 @@ def projected_ascent(objective: Objective, starts: list[Tensor], rates: list[flo
             for p, project in zip(params, projections):
                 project(p)
     return best, best_v, step
+
+
+def onto_box(lo: Tensor, hi: Tensor) -> Callable[[Tensor], None]:
+    """In-place projection of the rows of a ``k x d`` tensor onto the box ``[lo, hi]`` (``d`` each)."""
+    def project(X: Tensor) -> None:
+        X.copy_(torch.minimum(torch.maximum(X, lo), hi))
+    return project
+
+
+def onto_unit_ball(Z: Tensor) -> None:
+    """In-place projection of each row of ``Z`` onto the unit ball (a radial rescaling of rows outside it)."""
+    Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
+
+
+def whitened_objective(model: ParametricModel, w_hat: Tensor, Linv: Tensor, root: float) -> Objective:
+    """Step 5's objective over ``params = [X, Z]`` (``k x d``, ``k x d_w``): ``f_{x_i}(w_hat + root L^{-T} z_i)``.
+
+    Autograd differentiates the net with respect to ``x`` and ``w`` only; the chain rule through the whitening
+    is one product, ``grad_z = root grad_w L^{-1}^T``, the same ``mm`` autograd's backward would run (so the
+    gradients are bit for bit those of differentiating through ``Z @ Linv``; tested).
+    """
+    def objective(params: list[Tensor]) -> tuple[Tensor, Callable[[], list[Tensor]]]:
+        X = params[0].requires_grad_(True)
+        W = (w_hat + root * (params[1] @ Linv)).requires_grad_(True)
+        values = model.value_pairs(W, X)
+
+        def gradients() -> list[Tensor]:
+            gX, gW = torch.autograd.grad(-values.sum(), (X, W))
+            return [gX, (gW * root).mm(Linv.t())]
+        return values.detach(), gradients
+    return objective
