@@ -102,7 +102,8 @@ class GOUCBConfig:
     ascent_lr_w: float = 0.05        # step on w in whitened ellipsoid coordinates (ball = unit ball)
     ascent_starts: int = 8           # starts kept from the raw candidates (scored by the linearised UCB)
     # stop the ascent once no start has raised its best value for this many steps in a row (0: run all
-    # ascent_steps). Measured (scripts/results/bench_go_ucb.txt): same trajectories, 5 seeds x 4 tasks, at ~1/5 the steps.
+    # ascent_steps). Measured: bit-identical runs (breast_cancer rf/mlp/gb, f1, styblinski_tang-20; seeds 0-4) at
+    # 12-21 instead of 100 steps a round; decision time / 2.5-3.8 (scripts/results/bench_go_ucb.txt).
     ascent_patience: int = 10
     raw_samples: int = 512
     # bonus variant
