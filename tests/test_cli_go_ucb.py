@@ -91,3 +91,10 @@ def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
             assert cfg.surrogate.name == implied, name
             if "algo.n_init" in cell:
                 assert settings.algo.n_init == cell["algo.n_init"]
+
+
+def test_go_ucb_with_another_surrogate_is_a_one_line_error(run_cli):
+    """algo=go_ucb selects surrogate=nn; an explicit surrogate=gp wins and is refused with the fix named."""
+    proc = run_cli("algo=go_ucb", "surrogate=gp", "task=branin", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "needs the network surrogate: add surrogate=nn" in proc.stderr.strip().splitlines()[-1]

@@ -87,7 +87,7 @@ def _network(config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
     """
     surrogate = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
     if not isinstance(surrogate, NeuralSurrogate):
-        raise ValueError(f"algo '{config.name}' needs the network surrogate: add surrogate=nn "
+        raise ValueError(f"algo '{config.name}' needs the network surrogate: add surrogate=nn "  # noqa: TRY004 (a config error, as TVGPUCB's)
                          f"(got {type(surrogate).__name__ if surrogate is not None else 'none'})")
     model = surrogate.model
     if config.preset == "paper":  # the oracle's settings only: the architecture the model was built with stays
