@@ -24,30 +24,38 @@ Objective = Callable[[list[Tensor]], tuple[Tensor, Callable[[], list[Tensor]]]]
 
 def projected_ascent(objective: Objective, starts: list[Tensor], rates: list[float],
                      projections: list[Callable[[Tensor], None]], steps: int, optimizer: str = "adam",
-                     patience: int = 0) -> tuple[list[Tensor], Tensor, int]:
+                     patience: int = 0, keep: str = "best") -> tuple[list[Tensor], Tensor, int]:
     """Maximise ``objective`` over the parameter tensors ``starts`` (each ``k x ...``, row ``i`` = start ``i``).
 
     Each step is a ``Stepper`` step (``optimizer``: adam | sgd, one rate per tensor) followed by the in-place
-    ``projections`` (one per tensor, e.g. onto a box or a ball). ``patience > 0`` stops after ``patience``
-    evaluations in a row in which no start beat its best value; 0 runs all ``steps``.
+    ``projections`` (one per tensor, e.g. onto a box or a ball). ``keep``: ``best`` returns the best point each
+    start visited and its value; ``patience > 0`` then stops after ``patience`` evaluations in a row in which no
+    start beat its best value (0 runs all ``steps``). ``last`` returns the final iterates and their values
+    (evaluated without a graph; ``patience`` does not apply).
 
-    Returns the best point each start visited (one ``k x ...`` tensor per parameter), its value (``k``) and
-    the number of steps taken.
+    Returns the points (one ``k x ...`` tensor per parameter), their values (``k``) and the steps taken.
     """
+    if keep not in ("best", "last"):
+        raise ValueError(f"keep='{keep}' is unknown; allowed: best, last")
     params = [s.detach().clone() for s in starts]
     stepper = Stepper(optimizer, list(zip(params, rates)))
     best = [p.clone() for p in params]
     best_v = torch.full((params[0].shape[0],), -math.inf, dtype=params[0].dtype, device=params[0].device)
     stalled = 0
     for step in range(steps + 1):
+        if keep == "last" and step == steps:
+            with torch.no_grad():
+                values, _ = objective(params)
+            return [p.detach() for p in params], values, step
         values, gradients = objective(params)
-        with torch.no_grad():
-            better = values > best_v
-            best_v = torch.where(better, values, best_v)
-            best = [torch.where(better.reshape(-1, *[1] * (p.dim() - 1)), p, b) for p, b in zip(params, best)]
-        stalled = 0 if bool(better.any()) else stalled + 1
-        if step == steps or (patience and stalled >= patience):
-            break
+        if keep == "best":
+            with torch.no_grad():
+                better = values > best_v
+                best_v = torch.where(better, values, best_v)
+                best = [torch.where(better.reshape(-1, *[1] * (p.dim() - 1)), p, b) for p, b in zip(params, best)]
+            stalled = 0 if bool(better.any()) else stalled + 1
+            if step == steps or (patience and stalled >= patience):
+                break
         stepper.step(gradients())
         with torch.no_grad():
             for p, project in zip(params, projections):
@@ -65,6 +73,15 @@ def onto_box(lo: Tensor, hi: Tensor) -> Callable[[Tensor], None]:
 def onto_unit_ball(Z: Tensor) -> None:
     """In-place projection of each row of ``Z`` onto the unit ball (a radial rescaling of rows outside it)."""
     Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
+
+
+def x_objective(acquisition: Callable[[Tensor], Tensor]) -> Objective:
+    """The objective over ``params = [X]`` (``k x d``) of an acquisition differentiable in its input rows."""
+    def objective(params: list[Tensor]) -> tuple[Tensor, Callable[[], list[Tensor]]]:
+        X = params[0].requires_grad_(True)
+        values = acquisition(X)
+        return values.detach(), lambda: list(torch.autograd.grad(-values.sum(), X))
+    return objective
 
 
 def whitened_objective(model: ParametricModel, w_hat: Tensor, Linv: Tensor, root: float) -> Objective:
