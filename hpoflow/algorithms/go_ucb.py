@@ -4,7 +4,7 @@ Phase I queries ``n`` uniform points and fits ``w_0`` by least squares (the regr
 Phase II, variant ``ball`` (ICML Algorithm 1), keeps ``Sigma_t = lam I + sum_i g_i g_i^T`` with
 ``g_i = grad_w f_{x_i}(w_i)`` and the closed-form centre ``w_t`` of eq. 5, and picks
 ``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``
-(``go_ucb_ascent``: all starts at once, stopped once no start improves for ``ascent_patience`` steps). The
+(``go_ucb_ascent``: all starts at once, stopped once no start improves for ``advanced.ascent_patience`` steps). The
 ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma_t = L L^T``), where
 ``Ball_t`` is the unit ball ``||z|| <= 1``, so the projection is exact and a radial rescaling.
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
@@ -16,8 +16,8 @@ scaled with the Phase I median and interquartile range (``outputs``), fixed for 
 stays consistent, and clipped from below (``clip_low``). Step 5 searches a box around the best observed point
 (side ``trust_region``, halved after ``shrink_after`` non-improving queries and doubled back on an improvement, as
 TuRBO does), kept ``interior`` away from the cube's faces, and returns the best candidate not queried before
-(``avoid_repeats``);
-``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``).
+(``avoid_repeats``); ``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``). Solver
+internals and ablation toggles live in ``algo.advanced.*`` (:class:`go_ucb_config.GOUCBAdvanced`).
 """
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ class GOUCB(AskTellAlgorithm):
 
     def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
-        self.config, self.dtype = config, ctx.dtype
+        self.config, self.advanced, self.dtype = config, config.advanced, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.rounds = ctx.rounds
@@ -191,22 +191,23 @@ class GOUCB(AskTellAlgorithm):
     def _raw_points(self, side: float | None = None) -> Tensor:
         """``raw_samples`` uniform points of the search box and the best observed point (``m x d``)."""
         lo, hi = self._region(side)
-        raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
+        raw = lo + (hi - lo) * torch.rand(self.advanced.raw_samples, self.dim, generator=self.generator,
+                                          dtype=self.dtype)
         return torch.cat([raw, self._incumbent().unsqueeze(0)])
 
     def _starts(self, score: Tensor) -> Tensor:
         """Indices of the ``ascent_starts`` best-scored raw points."""
-        return torch.topk(score, min(self.config.ascent_starts, score.shape[0])).indices
+        return torch.topk(score, min(self.advanced.ascent_starts, score.shape[0])).indices
 
     def _ascend(self, objective: Objective, starts: list[Tensor], keep: str = "best") -> tuple[list[Tensor], Tensor]:
         """Step 5's ascent (:func:`projected_ascent`) from ``starts = [X0]`` (x only) or ``[X0, Z0]`` (x and the
         whitened w): x stays in the search box, z in the unit ball (= w in Ball_t)."""
-        c = self.config
-        lr_x = c.ascent_lr if c.ascent_optimizer == "adam" else c.ascent_lr / self.model.config.input_scale**2
+        a = self.advanced
+        lr_x = a.ascent_lr if a.ascent_optimizer == "adam" else a.ascent_lr / self.model.config.input_scale**2
         # sgd (the paper): the rate is in the net's input units, x_in = s x, so lr / s^2 in x
-        rates, projections = [lr_x, c.ascent_lr_w][:len(starts)], [onto_box(*self._region()), onto_unit_ball]
-        params, values, _ = projected_ascent(objective, starts, rates, projections[:len(starts)], c.ascent_steps,
-                                             c.ascent_optimizer, c.ascent_patience if keep == "best" else 0, keep)
+        rates, projections = [lr_x, a.ascent_lr_w][:len(starts)], [onto_box(*self._region()), onto_unit_ball]
+        params, values, _ = projected_ascent(objective, starts, rates, projections[:len(starts)], a.ascent_steps,
+                                             a.ascent_optimizer, a.ascent_patience if keep == "best" else 0, keep)
         return params, values
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
@@ -243,7 +244,7 @@ class GOUCB(AskTellAlgorithm):
 
     def _adapt_region(self, improved: bool) -> None:
         """TuRBO's rule on Step 5's box: ``shrink_after`` Phase II queries in a row that do not improve the best
-        halve its side (down to ``trust_region_min``); an improvement doubles it (up to ``trust_region``)."""
+        halve its side (down to ``advanced.trust_region_min``); an improvement doubles it (up to ``trust_region``)."""
         c = self.config
         if c.shrink_after == 0:
             return
@@ -252,7 +253,7 @@ class GOUCB(AskTellAlgorithm):
             return
         self._failures += 1
         if self._failures >= c.shrink_after:
-            self._failures, self.side = 0, max(self.side / 2, min(c.trust_region_min, c.trust_region))
+            self._failures, self.side = 0, max(self.side / 2, min(self.advanced.trust_region_min, c.trust_region))
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -292,19 +293,19 @@ class BallGOUCB(GOUCB):
 
     def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
         super().__init__(config, ctx)
-        self.lam = config.lam or config.lam_scale * math.sqrt(self.T2)
+        self.lam = config.advanced.lam or config.advanced.lam_scale * math.sqrt(self.T2)
         self.Sigma = self.lam * torch.eye(self.d_w, dtype=ctx.dtype)
         self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
 
     def beta_t(self, t: int) -> float:
         """beta_t: the paper's ``d_w^3 F^4 t / T`` (Appendix D.1) times ``beta_scale``, or a constant."""
-        if self.config.beta_schedule == "constant":
+        if self.advanced.beta_schedule == "constant":
             return self.config.beta
-        return self.config.beta_scale * self.d_w**3 * self.F**4 * t / self.T2
+        return self.advanced.beta_scale * self.d_w**3 * self.F**4 * t / self.T2
 
     def _finish_phase_one(self) -> None:
         super()._finish_phase_one()
-        if self.config.phase1_in_sigma:
+        if self.advanced.phase1_in_sigma:
             self._relinearise()
 
     def _relinearise(self) -> None:
@@ -312,7 +313,7 @@ class BallGOUCB(GOUCB):
 
         Used points: all data with ``phase1_in_sigma``, else the Phase II points only.
         """
-        start = 0 if self.config.phase1_in_sigma else self.n_init
+        start = 0 if self.advanced.phase1_in_sigma else self.n_init
         self.Sigma = self.lam * torch.eye(self.d_w, dtype=self.dtype)
         self.b = torch.zeros(self.d_w, dtype=self.dtype)
         if len(self.X) <= start:
@@ -333,7 +334,7 @@ class BallGOUCB(GOUCB):
         X = torch.stack(self.X)
         z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
         self.w0, self.oracle_mse = self.model.fit(X, z, self.generator, w0=self.w_t,
-                                                  iterations=self.config.refit_iterations, restarts=1)
+                                                  iterations=self.advanced.refit_iterations, restarts=1)
         self.w_t = self.w0.clone()
         self._relinearise()
         return True
@@ -355,13 +356,14 @@ class BallGOUCB(GOUCB):
             return self.linear_ucb(P, w_hat, Linv, root)
 
         top = self._starts(score)
-        if self.config.ball_max == "linear":
+        if self.advanced.ball_max == "linear":
             (best_X,), best_v = self._ascend(x_objective(linear), [raw[top]])
         else:  # the exact max over the ball: z starts where the linearised max puts it, L^{-1} g_x / ||L^{-1} g_x||
             Z0 = u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)
             (best_X, best_Z), best_v = self._ascend(whitened_objective(self.model, w_hat, Linv, root), [raw[top], Z0])
         j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
-        w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None and self.config.ball_max == "exact" else w_hat
+        exact = self.advanced.ball_max == "exact"
+        w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None and exact else w_hat
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
                 "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
@@ -392,14 +394,14 @@ class BonusGOUCB(GOUCB):
         X = torch.stack(self.X)
         z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
         self.w_t, mse = self.model.fit(X, z, self.generator, w0=self.w_t,
-                                       iterations=self.config.refit_iterations, restarts=1)
-        w_hat, c = self.w_t, self.config
+                                       iterations=self.advanced.refit_iterations, restarts=1)
+        w_hat, a = self.w_t, self.advanced
         t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
-        coef = c.sigma * math.sqrt(c.U / t)
+        coef = a.sigma * math.sqrt(a.U / t)
 
         def acq(P: Tensor) -> Tensor:  # differentiable in P (grad_w keeps its graph when P requires grad)
             g = self.model.grad_w(w_hat, P)
-            return self.model.value(w_hat, P) + coef * torch.sqrt((g * g).sum(1) + 1e-24) + c.U / t
+            return self.model.value(w_hat, P) + coef * torch.sqrt((g * g).sum(1) + 1e-24) + a.U / t
 
         raw = self._raw_points()
         with torch.no_grad():

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from hpoflow.algorithms.go_ucb_ascent import onto_box, onto_unit_ball, projected_ascent, whitened_objective
-from hpoflow.algorithms.go_ucb_config import GOUCBConfig
+from hpoflow.algorithms.go_ucb_config import GOUCBAdvanced, GOUCBConfig
 from hpoflow.surrogates.parametric import ParametricModel
 from hpoflow.surrogates.parametric_config import ParametricConfig
 from hpoflow.surrogates.steppers import Stepper
@@ -104,7 +104,21 @@ def test_whitened_gradients_equal_autograd_through_the_whitening():
 
 
 def test_patience_setting_is_validated_and_off_in_the_paper_preset():
-    with pytest.raises(ValueError, match="ascent_patience=-1"):
-        GOUCBConfig(ascent_patience=-1)
-    assert GOUCBConfig(preset="paper").ascent_patience == 0  # the paper's 2,000 fixed steps
-    assert GOUCBConfig().ascent_patience > 0
+    with pytest.raises(ValueError, match="algo.advanced.ascent_patience=-1"):
+        GOUCBAdvanced(ascent_patience=-1)
+    assert GOUCBConfig(preset="paper").advanced.ascent_patience == 0  # the paper's 2,000 fixed steps
+    assert GOUCBConfig().advanced.ascent_patience > 0
+
+
+def test_keep_last_returns_the_final_iterates():
+    """keep=last (the bonus variant's rule): the final iterate and its value, whatever was visited before."""
+    start, center = torch.tensor([[0.0]], dtype=D), torch.tensor([0.3], dtype=D)
+    x = start.clone()
+    for _ in range(6):  # plain steps by hand, each 1.1 times further from c
+        x = x - 1.05 * 2 * (x - center)
+    (last,), value, steps = projected_ascent(_quadratic(center), [start], [1.05], [lambda X: None], steps=6,
+                                             optimizer="sgd", keep="last")
+    assert steps == 6 and torch.allclose(last, x, atol=1e-12)
+    assert torch.allclose(value, -((x - center) ** 2).sum(1), atol=1e-12)
+    with pytest.raises(ValueError, match="keep='first'"):
+        projected_ascent(_quadratic(center), [start], [0.1], [lambda X: None], steps=1, keep="first")
