@@ -1,5 +1,6 @@
-"""GO-UCB's Step 5 solver: projected gradient ascent from several starts at once, keeping the best point each
-start visits, and stopping once no start has improved for ``patience`` steps.
+"""GO-UCB's Step 5 solver, one routine for both variants: projected gradient ascent from several starts at once,
+keeping the best point each start visits (ball variant; stopped once no start has improved for ``patience`` steps)
+or the final iterates (bonus variant).
 
 Why the stall stop: on the benchmark tasks (issue 20) the best value of every start stops rising after 0-46 of
 the 100 default steps (most Phase II rounds: after 0-2, the start itself is the best point its ascent visits), so
