@@ -51,7 +51,7 @@ def register_builtins(register: Callable[..., object]) -> None:
              tasks=_tv_tasks)
     register(A, "r_gp_ucb", f"{_ce}:RGPUCB", TVUCBConfig,
              "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (selects surrogate=tv_gp)",
-             smoke=_tv_smoke, tasks=_tv_tasks, reset_every=-1)
+             smoke=_tv_smoke, tasks=_tv_tasks, reset_every=None)
     register(A, "ce_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
              "CE-GP-UCB: TV-GP-UCB that observes only when P(y(x_t) > y(x)) < algo.kappa for some x",
              smoke=_tv_smoke, tasks=_tv_tasks, query="ce")

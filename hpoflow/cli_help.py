@@ -16,6 +16,7 @@ Studies: python -m hpoflow -m experiment=NAME    (re-run the same command: finis
 Config:  python -m hpoflow --cfg job [overrides]      (the resolved config; runs nothing)
 Results: mlflow ui --backend-store-uri sqlite:///outputs/mlflow.db
 Report:  python -m hpoflow.report experiment=NAME   (or tracking.experiment=NAME)
+Values:  null = the documented automatic choice (algo.n_init=null), never = a schedule off (algo.reset_every=never)
 """
 
 

@@ -120,7 +120,7 @@ class EXP3S(Bandit):
     def __init__(self, config: BanditConfig, ctx: BuildContext) -> None:
         super().__init__(config, ctx)
         self.log_w = torch.zeros(self.k, dtype=torch.float64)
-        self.alpha = config.alpha or 1.0 / max(ctx.rounds, 1)
+        self.alpha = 1.0 / max(ctx.rounds, 1) if config.alpha is None else config.alpha
 
     def probabilities(self) -> torch.Tensor:
         g = self.config.gamma

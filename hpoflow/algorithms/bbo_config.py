@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.config_values import check_auto_int
 
 BETA_SCHEDULES = ("paper", "srinivas", "constant")
 RETURNED = ("auto", "mean", "queried")
@@ -30,7 +31,7 @@ class BBOConfig:
     """
 
     name: str = "bbo_ei"
-    n_init: int = 0                 # 0: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points
+    n_init: int | None = None    # null: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points
     beta_schedule: str = "paper"    # paper | srinivas | constant (UCB only)
     B: float = 1.0                  # RKHS-norm bound of the paper's beta_t
     noise_sigma: float = 1.0        # sigma of the paper's beta_t (noise std of the standardised loss)
@@ -43,8 +44,7 @@ class BBOConfig:
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
-        if self.n_init < 0:
-            raise ValueError(f"algo.n_init={self.n_init} must be >= 0")
+        check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
         if self.beta_schedule not in BETA_SCHEDULES:
             raise ValueError(f"algo.beta_schedule='{self.beta_schedule}' is unknown; allowed: "
                              f"{', '.join(BETA_SCHEDULES)}")

@@ -34,10 +34,10 @@ def require_bilevel(task: Task, algo: str) -> BilevelTask:
     return task
 
 
-def inverse_lipschitz(step: float, lipschitz: float) -> float:
-    """``step`` if the user set one (> 0), else ``1/lipschitz``: the gradient step that cannot overshoot on
+def inverse_lipschitz(step: float | None, lipschitz: float) -> float:
+    """``step`` if the user set one, else (None) ``1/lipschitz``: the gradient step that cannot overshoot on
     an L-smooth objective (descent lemma), whatever the data's conditioning."""
-    if step > 0:
+    if step is not None:
         return step
     return 1.0 / lipschitz if lipschitz > 0 and math.isfinite(lipschitz) else 0.0
 

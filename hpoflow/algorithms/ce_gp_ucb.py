@@ -22,6 +22,7 @@ from hpoflow.algorithms.query import (
     knn_graph,
     lcb_ucb_rule,
 )
+from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import CandidateSurrogate
 
@@ -68,10 +69,11 @@ class TVGPUCB(AskTellAlgorithm):
         self.reset_every = self._reset_period(config.reset_every)
         self._round = 0
 
-    def _reset_period(self, reset_every: int) -> int:
-        if reset_every >= 0:
-            return reset_every
-        return max(1, math.ceil(12 * max(self.model.epsilon, 1e-8) ** -0.25))
+    def _reset_period(self, reset_every: int | str | None) -> int | None:
+        """Rounds between resets: ``k``; ``None`` for never; ``null`` (auto): ceil(12 eps^{-1/4})."""
+        if reset_every is None:
+            return max(1, math.ceil(12 * max(self.model.epsilon, 1e-8) ** -0.25))
+        return period(reset_every)
 
     def beta_t(self, t: int) -> float:
         if self.config.beta_schedule == "srinivas":

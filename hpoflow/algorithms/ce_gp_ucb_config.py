@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.config_values import NEVER, Period, check_auto_positive, check_period
 
 QUERY_RULES = ("always", "bernoulli", "ce", "lcb_ucb")
 CE_SCALES = ("std", "variance")  # scale of the beliefs in the CE probability (hpoflow.algorithms.query)
@@ -35,7 +36,8 @@ class TVUCBConfig:
         with ``bandwidth`` (``local_optima``, paper 002 App. C); if every ascent ends within the bandwidth,
         the best-UCB start (continuous) or candidate (finite) outside it is compared instead, so the rule
         never skips for lack of a competitor. ``auto``: arms for the identity kernel.
-    reset_every: rounds between resets of the model (r_gp_ucb: -1 = ceil(12 eps^{-1/4}), 0 = never).
+    reset_every: rounds between resets of the model: k >= 1 | never | null (auto: ceil(12 eps^{-1/4}), the
+        R-GP-UCB period of Bogunovic et al. for the surrogate's eps; r_gp_ucb's default).
     ce_scale: the scale of the beliefs ŷ(x) in the CE probability Φ((μ_t - μ)/sqrt(s_t² + s²)): ``std``
         (s = posterior standard deviation, the main text's ŷ ~ N(μ̃, σ̃²)) or ``variance`` (s = posterior
         variance: Appendix B's N(μ̃, σ̃) read literally; narrower beliefs below unit variance, fewer queries).
@@ -52,7 +54,7 @@ class TVUCBConfig:
     n_starts: int = 50
     bandwidth: float = 0.2
     slope_tol: float = 0.5          # UCB slope (per unit of the cube) below which a local ascent stops
-    reset_every: int = 0
+    reset_every: Period = NEVER      # k >= 1 | never | null (auto: ceil(12 eps^{-1/4}))
     ce_scale: str = "std"           # std (main text) | variance (App. B read literally)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
@@ -72,8 +74,7 @@ class TVUCBConfig:
             raise ValueError(f"algo.bandwidth={self.bandwidth} must be > 0 and algo.slope_tol={self.slope_tol} >= 0")
         if self.ce_scale not in CE_SCALES:
             raise ValueError(f"algo.ce_scale='{self.ce_scale}' is unknown; allowed: {', '.join(CE_SCALES)}")
-        if self.reset_every < -1:
-            raise ValueError(f"algo.reset_every={self.reset_every} must be -1 (auto), 0 (never) or a period >= 1")
+        check_period("algo.reset_every", self.reset_every, "auto: ceil(12 eps^(-1/4))")
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class BanditConfig:
 
     query: always | bernoulli with ``query_prob`` (paper 002 Table A1 uses Ber(0.1)).
     discount: eps_greedy / softmax / ucb1 estimates forget with this factor per observation (1 = plain means).
-    gamma, alpha: EXP3.S exploration and weight-sharing rates (alpha = 0: 1/T).
+    gamma, alpha: EXP3.S exploration and weight-sharing rates (alpha null: 1/T).
     """
 
     name: str = "ucb1"
@@ -92,7 +93,7 @@ class BanditConfig:
     temperature: float = 0.1
     c: float = 1.0
     gamma: float = 0.1
-    alpha: float = 0.0
+    alpha: float | None = None  # EXP3.S weight sharing; null: 1/T
     discount: float = 1.0
 
     def __post_init__(self) -> None:
@@ -101,7 +102,8 @@ class BanditConfig:
             raise ValueError(f"algo.epsilon={self.epsilon} must be in [0, 1]")
         if self.temperature <= 0 or self.c < 0:
             raise ValueError(f"algo.temperature={self.temperature} must be > 0 and algo.c={self.c} >= 0")
-        if not 0 < self.gamma <= 1 or not 0 <= self.alpha < 1:
-            raise ValueError(f"algo.gamma={self.gamma} must be in (0, 1] and algo.alpha={self.alpha} in [0, 1)")
+        if not 0 < self.gamma <= 1:
+            raise ValueError(f"algo.gamma={self.gamma} must be in (0, 1]")
+        check_auto_positive("algo.alpha", self.alpha, "1/T", high=1.0)
         if not 0 < self.discount <= 1:
             raise ValueError(f"algo.discount={self.discount} must be in (0, 1]")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from hpoflow.acquisition_config import OptimizerConfig  # re-exported: the algorithms' configs nest it
+from hpoflow.config_values import check_auto_int
 
 
 @dataclass(frozen=True)
@@ -14,12 +15,11 @@ class RandomConfig:
 @dataclass(frozen=True)
 class GridConfig:
     name: str = "grid"
-    points_per_dim: int = 0  # 0: the largest k with k^d <= rounds (at least 2)
+    points_per_dim: int | None = None  # null: the largest k with k^d <= rounds (at least 2)
     shuffle: bool = True     # visit the grid in a seeded random order, so a short budget still spreads out
 
     def __post_init__(self) -> None:
-        if self.points_per_dim < 0:
-            raise ValueError(f"algo.points_per_dim={self.points_per_dim} must be >= 0")
+        check_auto_int("algo.points_per_dim", self.points_per_dim, "the largest k with k^d <= rounds")
 
 
 # algo.preset=skopt: scikit-optimize's gp_minimize defaults, the GO-UCB paper's baselines (paper 004, Sec. 6:
@@ -37,7 +37,7 @@ class GPBOConfig:
 
     name: str = "gp_ei"
     preset: str = "default"          # default (ours) | skopt (scikit-optimize's gp_minimize defaults: SKOPT)
-    n_init: int = 0                  # 0: max(2, min(d + 1, rounds // 2)) initial points
+    n_init: int | None = None     # null: max(2, min(d + 1, rounds // 2)) initial points
     init: str = "sobol"              # initial design: sobol (scrambled) | random (uniform)
     beta: float = 2.0                # UCB: constant beta (mu + sqrt(beta) sigma)
     beta_schedule: str = "constant"  # constant | srinivas
@@ -60,8 +60,7 @@ class GPBOConfig:
             raise ValueError(f"algo.xi_units='{self.xi_units}' is unknown; allowed: standardized, raw")
         if self.xi < 0:
             raise ValueError(f"algo.xi={self.xi} must be >= 0")
-        if self.n_init < 0:
-            raise ValueError(f"algo.n_init={self.n_init} must be >= 0")
+        check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
         if self.beta_schedule not in ("constant", "srinivas"):
             raise ValueError(f"algo.beta_schedule='{self.beta_schedule}' is unknown; allowed: constant, srinivas")
         if self.beta < 0:

@@ -39,7 +39,7 @@ class GPBO(AskTellAlgorithm):
             raise ValueError(f"algo '{config.name}' needs a surrogate (fit/update/posterior), "
                              f"got {type(self.model).__name__}")
         self.generator = ctx.generator(17)
-        self.n_init = config.n_init or max(2, min(self.dim + 1, ctx.rounds // 2))
+        self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol
             self.init_points = torch.rand(self.n_init, self.dim, generator=ctx.generator(19), dtype=ctx.dtype)
         else:

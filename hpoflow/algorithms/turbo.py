@@ -26,7 +26,7 @@ class TrustRegion:
     def __init__(self, config: TuRBOConfig, dim: int) -> None:
         self.config = config
         self.length = config.length_init
-        self.failure_tolerance = config.failure_tolerance or max(4, dim)
+        self.failure_tolerance = max(4, dim) if config.failure_tolerance is None else config.failure_tolerance
         self.successes = 0
         self.failures = 0
 
@@ -65,8 +65,8 @@ class TuRBO(AskTellAlgorithm):
         self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
-        self.n_init = config.n_init or min(2 * self.dim, max(2, ctx.rounds // 4))
-        self.n_candidates = config.n_candidates or min(100 * self.dim, 2000)
+        self.n_init = min(2 * self.dim, max(2, ctx.rounds // 4)) if config.n_init is None else config.n_init
+        self.n_candidates = min(100 * self.dim, 2000) if config.n_candidates is None else config.n_candidates
         self.generator = ctx.generator(41)
         self.restarts = 0
         self._start()

@@ -193,7 +193,7 @@ def test_init_lambda_outside_the_task_range_is_refused():
 def test_config_validation():
     with pytest.raises(ValueError, match="algo.variant='fast' is unknown"):
         MYHPOConfig(variant="fast")
-    with pytest.raises(ValueError, match=r"algo.alpha=-1 must be >= 0 \(0: 1/L"):
+    with pytest.raises(ValueError, match=r"algo.alpha=-1 is not allowed; allowed: null \(1/L .*\) or a number > 0"):
         SHOConfig(alpha=-1)
     with pytest.raises(ValueError, match="algo.init_lambda=0"):
         MYHPOConfig(init_lambda=0)
