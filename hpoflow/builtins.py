@@ -122,11 +122,11 @@ def register_builtins(register: Callable[..., object]) -> None:
     # GO-UCB (papers 003/004), its parametric surrogate, and the TuRBO baseline
 
     register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
-             "GO-UCB: neural-network surrogate, ball (ICML) or bonus (arXiv) optimism",
-             smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
+             "GO-UCB: neural-network surrogate (selects surrogate=nn), ball (ICML) or bonus (arXiv) optimism",
+             smoke=("task=branin", "surrogate=nn", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
     register(A, "go_ucb_paper", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
-             "GO-UCB with paper 004's Appendix D.1 settings literally (algo.preset=paper)",
-             smoke=("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("go_ucb_f1",),
+             "GO-UCB with paper 004's Appendix D.1 settings literally (algo.preset=paper; selects surrogate=nn)",
+             smoke=("task=branin", "surrogate=nn", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("go_ucb_f1",),
              preset="paper")
     register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
              "two-layer network f_w(x) with a linearised (Laplace) variance")

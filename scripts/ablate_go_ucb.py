@@ -79,7 +79,10 @@ def run_one(variant: str, algo: str, overrides: dict, key: str, seed: int, out: 
 
         task, tkw, n, T = TASKS[key]
         init = {} if algo == "random" else {"n_init": n}
-        raw = {"algo": {"name": algo, **init, **overrides}, "surrogate": {"name": "gp"},
+        overrides = dict(overrides)
+        network = overrides.pop("model", {})  # GO-UCB's network: the nn surrogate's settings
+        surrogate = {"name": "nn", **network} if algo.startswith("go_ucb") else {"name": "gp"}
+        raw = {"algo": {"name": algo, **init, **overrides}, "surrogate": surrogate,
                "task": {"name": task, **tkw}, "hardware": {"name": "cpu", "device": "cpu"},
                "tracking": {"enabled": False}, "budget": {"rounds": T}, "seed": seed}
         settings = app.validate(raw)

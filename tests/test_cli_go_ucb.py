@@ -6,7 +6,7 @@ from mlflow.tracking import MlflowClient
 
 from tests.conftest import mlflow_runs
 
-TINY_NN = ("algo.model.iterations=100", "algo.model.restarts=1", "algo.ascent_steps=10", "algo.raw_samples=64")
+TINY_NN = ("surrogate.iterations=100", "surrogate.restarts=1", "algo.ascent_steps=10", "algo.raw_samples=64")
 
 
 @pytest.mark.parametrize("variant", ["ball", "bonus"])
@@ -46,7 +46,7 @@ def test_go_ucb_bad_variant_is_a_one_line_error(run_cli):
 
 def test_go_ucb_paper_preset_runs_from_the_cli_and_logs_its_preset(run_cli, store):
     run_cli("algo=go_ucb", "algo.preset=paper", "task=go_ucb_f1", "task.dim=3", "budget.rounds=6",
-            "algo.ascent_steps=20", "algo.raw_samples=64", "algo.model.iterations=50", f"tracking.uri={store}")
+            "algo.ascent_steps=20", "algo.raw_samples=64", "surrogate.iterations=50", f"tracking.uri={store}")
     (run,) = mlflow_runs(store, "go_ucb_f1")
     assert run.info.status == "FINISHED" and run.data.params["algo.preset"] == "paper"
     assert {"beta", "acquisition"} <= set(run.data.metrics)
@@ -87,6 +87,14 @@ def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
                                                            *(f"{k}={v}" for k, v in cell.items())])
             settings = validate(OmegaConf.to_container(cfg, resolve=True))
             assert settings.algo.name == cell["algo"], name
-            assert cfg.surrogate.name == ("skopt_gp" if cell["algo"].startswith("skopt_") else "gp"), name
+            implied = "skopt_gp" if cell["algo"].startswith("skopt_") else "nn" if cell["algo"].startswith("go_ucb") else "gp"
+            assert cfg.surrogate.name == implied, name
             if "algo.n_init" in cell:
                 assert settings.algo.n_init == cell["algo.n_init"]
+
+
+def test_go_ucb_with_another_surrogate_is_a_one_line_error(run_cli):
+    """algo=go_ucb selects surrogate=nn; an explicit surrogate=gp wins and is refused with the fix named."""
+    proc = run_cli("algo=go_ucb", "surrogate=gp", "task=branin", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "needs the network surrogate: add surrogate=nn" in proc.stderr.strip().splitlines()[-1]

@@ -9,7 +9,7 @@ ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 ``f_x(w_t) + sigma ||grad_w f_x(w_t)|| sqrt(U/t) + U/t``.
 
-The network sees the unit cube the loop works on (times ``model.input_scale``: an affine map of the
+The network is the ``nn`` surrogate's (``surrogate.*``); it sees the unit cube the loop works on (times ``input_scale``: an affine map of the
 task's box, so a network that is realizable on the box stays realizable); rewards ``sign * value`` are
 scaled with the Phase I median and interquartile range (``outputs``), fixed for the run so that the online regression
 stays consistent, and clipped from below (``clip_low``). Step 5 searches a box around the best observed point
@@ -30,10 +30,10 @@ import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.algorithms.go_ucb_config import GOUCBConfig
+from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.parametric import ParametricModel
+from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
 from hpoflow.surrogates.steppers import Stepper
 
 
@@ -80,6 +80,22 @@ def output_scaling(y: Tensor, outputs: str) -> tuple[float, float]:
     return center, spread if spread > 1e-12 else 1.0
 
 
+def _network(config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
+    """The network f_w(x) of the run's ``nn`` surrogate (its oracle set by ``preset=paper``).
+
+    Raises:
+        ValueError: the run's surrogate is not the network (``surrogate=gp`` given explicitly).
+    """
+    surrogate = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
+    if not isinstance(surrogate, NeuralSurrogate):
+        raise ValueError(f"algo '{config.name}' needs the network surrogate: add surrogate=nn "  # noqa: TRY004 (a config error, as TVGPUCB's)
+                         f"(got {type(surrogate).__name__ if surrogate is not None else 'none'})")
+    model = surrogate.model
+    if config.preset == "paper":  # the oracle's settings only: the architecture the model was built with stays
+        model.config = paper_network(surrogate.config)
+    return model
+
+
 def _key(config: dict[str, Any]) -> str:
     """A hashable identity of a decoded configuration."""
     return json.dumps(config, sort_keys=True, default=str)
@@ -98,7 +114,7 @@ class GOUCB(AskTellAlgorithm):
         self.rounds = ctx.rounds
         self.n_init = config.n_init or math.ceil(math.sqrt(ctx.rounds))
         self.T2 = max(ctx.rounds - self.n_init, 1)
-        self.model = ParametricModel(self.dim, config.model, ctx.dtype)
+        self.model = _network(config, ctx)
         self.d_w = self.model.d_w
         self.generator = ctx.generator(29)
         self.init_points = torch.rand(self.n_init, self.dim, generator=self.generator, dtype=ctx.dtype)

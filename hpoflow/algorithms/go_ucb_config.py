@@ -1,7 +1,7 @@
 """Config of GO-UCB (papers 003/004) (no torch import: composed by Hydra at start-up)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 
 from hpoflow.config_values import NEVER, Period, check_period
 from hpoflow.surrogates.parametric_config import ParametricConfig
@@ -25,8 +25,8 @@ PAPER_MODEL = {"optimizer": "sgd", "lr": 1e-11, "iterations": 2000, "restarts": 
 class GOUCBConfig:
     """GO-UCB: Phase I uniform exploration + regression oracle, Phase II optimistic exploration.
 
-    GO-UCB reads its network from ``algo.model.*`` (the ``surrogate`` group is ignored), so the CLI's
-    default ``surrogate=gp`` needs no change. Rounds: ``budget.rounds`` counts both phases; Phase II
+    The network f_w(x) and its least-squares oracle are the ``nn`` surrogate's (``surrogate.*``, selected by
+    ``conf/algo/go_ucb.yaml``); ``preset=paper`` also sets its oracle to :data:`PAPER_MODEL`. Rounds: ``budget.rounds`` counts both phases; Phase II
     has ``T2 = rounds - n_init`` rounds and the schedules below use ``T2`` as the paper's ``T``.
     """
 
@@ -35,7 +35,6 @@ class GOUCBConfig:
     preset: str = "default"
     variant: str = "ball"            # ball (ICML, Algorithm 1) | bonus (arXiv)
     n_init: int = 0                  # Phase I queries; 0: ceil(sqrt(budget.rounds))
-    model: ParametricConfig = field(default_factory=ParametricConfig)
     # rewards the network fits (fixed after Phase I): iqr = (r - median) / (IQR / 1.349) of Phase I |
     # mad = (r - median) / (1.4826 MAD) | standard = Phase I mean/std | raw (the paper). Standardising by the std
     # of 5 near-equal accuracies made one bad point -70 sd and the fitted net predict corners +5 sd above the
@@ -77,8 +76,8 @@ class GOUCBConfig:
     # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
     # (breast_cancer-mlp n=5 T=20, seeds 0/1: Phase II regret 7.10 / 1.11 vs 1.40 / 1.23 without it).
     phase1_in_sigma: bool = False
-    # every refit_every Phase II rounds (never: keep the Phase I fit) refit w_0 by the oracle on all data so far (warm-started,
-    # refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version: MLE each round).
+    # every refit_every Phase II rounds (never: keep the Phase I fit) refit w_0 by the oracle on all data so
+    # far (warm-started, refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version: MLE each round).
     # Off by default: refit_every=1 left breast_cancer-mlp unchanged (1.40 / 1.23) and cost go_ucb_f1
     # 17 / 25 Phase II regret (vs 0 / 0), the refitted net extrapolating to far corners.
     refit_every: Period = NEVER
@@ -112,7 +111,7 @@ class GOUCBConfig:
         if self.preset not in PRESETS:
             raise ValueError(f"algo.preset='{self.preset}' is unknown; allowed: {', '.join(PRESETS)}")
         if self.preset == "paper":
-            self._apply(PAPER, PAPER_MODEL)
+            self._apply(PAPER)
         for key, allowed in (("outputs", OUTPUTS), ("ascent_optimizer", ASCENT_OPTIMIZERS)):
             if getattr(self, key) not in allowed:
                 raise ValueError(f"algo.{key}='{getattr(self, key)}' is unknown; allowed: {', '.join(allowed)}")
@@ -146,12 +145,15 @@ class GOUCBConfig:
             if getattr(self, key) < 1:
                 raise ValueError(f"algo.{key}={getattr(self, key)} must be >= 1")
 
-    def _apply(self, values: dict, model_values: dict) -> None:
-        """Set the preset's values on every field (and model field) still at its default (frozen dataclass)."""
-        defaults = {f.name: f.default for f in fields(self) if f.name != "model"}
+    def _apply(self, values: dict) -> None:
+        """Set the preset's values on every field still at its default (frozen dataclass)."""
+        defaults = {f.name: f.default for f in fields(self)}
         for key, value in values.items():
             if getattr(self, key) == defaults[key]:
                 object.__setattr__(self, key, value)
-        model_defaults = ParametricConfig()
-        changes = {k: v for k, v in model_values.items() if getattr(self.model, k) == getattr(model_defaults, k)}
-        object.__setattr__(self, "model", replace(self.model, **changes))
+
+
+def paper_network(config: ParametricConfig) -> ParametricConfig:
+    """``preset=paper``'s network oracle: :data:`PAPER_MODEL` on every ``surrogate.*`` setting left at its default."""
+    defaults = ParametricConfig()
+    return replace(config, **{k: v for k, v in PAPER_MODEL.items() if getattr(config, k) == getattr(defaults, k)})
