@@ -76,8 +76,9 @@ class GOUCBConfig:
     # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
     # (breast_cancer-mlp n=5 T=20, seeds 0/1: Phase II regret 7.10 / 1.11 vs 1.40 / 1.23 without it).
     phase1_in_sigma: bool = False
-    # every refit_every Phase II rounds (never: keep the Phase I fit) refit w_0 by the oracle on all data so
-    # far (warm-started, refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version: MLE each round).
+    # every refit_every Phase II rounds (never: keep the Phase I fit) refit w_0 by the oracle on all data
+    # so far (warm-started, refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version:
+    # MLE each round).
     # Off by default: refit_every=1 left breast_cancer-mlp unchanged (1.40 / 1.23) and cost go_ucb_f1
     # 17 / 25 Phase II regret (vs 0 / 0), the refitted net extrapolating to far corners.
     refit_every: Period = NEVER
