@@ -108,7 +108,7 @@ def test_bad_settings_give_the_clis_one_line_errors(run_cli):
     for settings, override in cases:
         with pytest.raises(ConfigError) as info:
             hpoflow.make_algorithm("gp_ucb", SPEC, **settings)
-        assert str(info.value) == _cli_error(run_cli, override)
+        assert str(info.value) == _cli_error(run_cli, "algo=gp_ucb", override)
     with pytest.raises(ConfigError, match="Could not find 'algo/nope'; allowed: .*gp_ei"):
         hpoflow.make_algorithm("nope", SPEC)
     with pytest.raises(ConfigError, match="seed=-1 must be a non-negative integer"):

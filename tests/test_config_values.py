@@ -86,8 +86,6 @@ OLD_SENTINELS = [
     (("algo=gp_ei", "algo.n_init=0"), "algo.n_init=0 is not allowed; allowed: null (max(2, min(d + 1, rounds // 2)))"),
     (("algo=bbo_ei", "algo.n_init=0"), "algo.n_init=0 is not allowed; allowed: null"),
     (("algo=turbo", "algo.n_init=0"), "algo.n_init=0 is not allowed; allowed: null (min(2 d, max(2, rounds // 4)))"),
-    (("algo=turbo", "algo.failure_tolerance=0"), "algo.failure_tolerance=0 is not allowed; allowed: null (max(4, d))"),
-    (("algo=turbo", "algo.n_candidates=0"), "algo.n_candidates=0 is not allowed"),
     (("algo=grid", "algo.points_per_dim=0"), "algo.points_per_dim=0 is not allowed"),
     (("algo=sho", "algo.alpha=0"), "algo.alpha=0.0 is not allowed; allowed: null (1/L from the data's curvature)"),
     (("algo=my_hpo", "algo.delta=0"), "algo.delta=0.0 is not allowed; allowed: null (1/L"),

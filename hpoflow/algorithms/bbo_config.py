@@ -22,7 +22,7 @@ class BBOConfig:
     * ``constant``: ``beta_t = beta``.
 
     ``N`` is read from the task's ``inner_steps`` (SGD steps per evaluation); tasks without one use
-    ``inner_steps``. When the task was built with ``task.inner_steps=auto``, the algorithm sets it to
+    ``hpoflow.algorithms.bbo.DEFAULT_INNER_STEPS``. When the task was built with ``task.inner_steps=auto``, the algorithm sets it to
     ``steps_per_round * budget.rounds`` (the paper's N proportional to T).
 
     ``returned``: the point reported each round: ``mean`` = argmin over observed (and the current query)
@@ -39,7 +39,6 @@ class BBOConfig:
     beta: float = 2.0               # constant schedule: the multiplier of sigma
     delta: float = 0.1              # Srinivas schedule: confidence parameter
     steps_per_round: int = 50       # task.inner_steps=auto: N = steps_per_round * budget.rounds
-    inner_steps: int = 1000         # N for tasks that do not say how many SGD steps they run
     returned: str = "auto"          # auto | mean (Algorithm 1) | queried (Algorithm 2)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
@@ -59,5 +58,3 @@ class BBOConfig:
             raise ValueError(f"algo.delta={self.delta} must be in (0, 1)")
         if self.steps_per_round < 1:
             raise ValueError(f"algo.steps_per_round={self.steps_per_round} must be >= 1")
-        if self.inner_steps < 2:
-            raise ValueError(f"algo.inner_steps={self.inner_steps} must be >= 2 (phi uses log N)")

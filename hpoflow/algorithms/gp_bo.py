@@ -14,7 +14,7 @@ from torch import Tensor
 
 from hpoflow import acquisition as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.algorithms.configs import GPBOConfig
+from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import Surrogate
 
@@ -55,11 +55,6 @@ class GPBO(AskTellAlgorithm):
         self._asked = 0
 
     # -- acquisition ------------------------------------------------------------------------
-    def beta_t(self, t: int) -> float:
-        if self.config.beta_schedule == "srinivas":
-            return acq.srinivas_beta(t, self.dim, self.config.delta)
-        return self.config.beta
-
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
         """The function to maximise at round ``t`` and diagnostics to log. Override in subclasses."""
         raise NotImplementedError
@@ -77,12 +72,6 @@ class GPBO(AskTellAlgorithm):
     def incumbent(self) -> Tensor:
         """Best observed standardised reward."""
         return self.model.standardize(torch.tensor(self.y, dtype=self.dtype)).max()
-
-    def margin(self) -> float:
-        """The improvement margin ``xi`` in standardised units (``xi_units=raw``: divided by the reward std)."""
-        if self.config.xi_units == "raw":
-            return self.config.xi / float(self.model.y_std)
-        return self.config.xi
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -124,6 +113,12 @@ class GPUCB(GPBO):
     """GP-UCB: maximise mu + sqrt(beta_t) sigma."""
 
     name = "gp_ucb"
+    config: GPUCBConfig
+
+    def beta_t(self, t: int) -> float:
+        if self.config.beta_schedule == "srinivas":
+            return acq.srinivas_beta(t, self.dim, self.config.delta)
+        return self.config.beta
 
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
         beta = self.beta_t(t)
@@ -134,7 +129,19 @@ class GPUCB(GPBO):
         return fn, {"beta": beta}
 
 
-class GPEI(GPBO):
+class GPImprovement(GPBO):
+    """GP-EI and GP-PI: improvement over the best observed reward plus a margin ``xi``."""
+
+    config: GPEIConfig
+
+    def margin(self) -> float:
+        """The improvement margin ``xi`` in standardised units (``xi_units=raw``: divided by the reward std)."""
+        if self.config.xi_units == "raw":
+            return self.config.xi / float(self.model.y_std)
+        return self.config.xi
+
+
+class GPEI(GPImprovement):
     """GP-EI: maximise log expected improvement over the best observed reward."""
 
     name = "gp_ei"
@@ -148,7 +155,7 @@ class GPEI(GPBO):
         return fn, {"incumbent": float(best)}
 
 
-class GPPI(GPBO):
+class GPPI(GPImprovement):
     """GP-PI: maximise log probability of improvement over the best observed reward (margin xi)."""
 
     name = "gp_pi"

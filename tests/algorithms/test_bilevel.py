@@ -129,7 +129,9 @@ def test_backtracking_iterations_decrease_each_objective_on_real_data():
 
 def test_fresh_w_gradient_costs_three_and_full_counts_its_solver_gradients():
     task, _ = orthogonal_ridge()
-    assert MYHPO(MYHPOConfig(variant="constant", w_grad="fresh"), _ctx(task)).step(1).cost == 3
+    fresh = MYHPO(MYHPOConfig(variant="constant"), _ctx(task))
+    fresh.fresh_w_gradient = True
+    assert fresh.step(1).cost == 3
     assert MYHPO(MYHPOConfig(variant="full"), _ctx(task)).step(1).cost >= 3
 
 
