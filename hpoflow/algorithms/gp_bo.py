@@ -16,7 +16,7 @@ from hpoflow import acquisition as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import Surrogate
+from hpoflow.surrogates.base import StandardizedSurrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
@@ -35,9 +35,9 @@ class GPBO(AskTellAlgorithm):
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.model = ctx.surrogate(self.dim)
-        if not isinstance(self.model, Surrogate):
-            raise ValueError(f"algo '{config.name}' needs a surrogate (fit/update/posterior), "
-                             f"got {type(self.model).__name__}")
+        if not isinstance(self.model, StandardizedSurrogate):  # its acquisitions work in standardised units
+            raise ValueError(f"algo '{config.name}' needs a surrogate with standardised outputs (surrogate=gp, "
+                             f"skopt_gp or nn), got {type(self.model).__name__}")
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol

@@ -48,3 +48,12 @@ def test_raw_xi_is_divided_by_the_reward_std_and_shifts_the_ei_incumbent():
     assert info["incumbent"] == pytest.approx(float(algo.incumbent()) + algo.margin())
     ours = GPEI(GPEIConfig(n_init=3), ctx)
     assert ours.margin() == 0.0
+
+
+def test_gp_bo_refuses_the_time_varying_gp_which_does_not_standardise_its_outputs():
+    import hpoflow
+    from hpoflow.app import ConfigError
+
+    with pytest.raises(ConfigError, match="needs a surrogate with standardised outputs .*got TemporalGP"):
+        hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="tv_gp")
+    assert hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="nn").model.n == 0
