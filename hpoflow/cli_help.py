@@ -31,8 +31,8 @@ def help_text() -> str:
     for group in sorted(groups):
         lines.append(f"{group}: {', '.join(groups[group])}")
     lines += ["", "== Options ==",
-              "seed=INT  budget.rounds=INT  budget.cost=FLOAT  on_error=fail|skip  tracking.uri=URI  "
-              "tracking.experiment=NAME",
+              ("seed=INT  budget.rounds=INT  budget.cost=FLOAT  on_error=fail|skip  tracking.uri=URI  "
+               "tracking.experiment=NAME"),
               "Each group's settings: python -m hpoflow --cfg job <group>=<option>   (e.g. algo=gp_ucb)",
               "", "Descriptions:"]
     for kind, group in registry.GROUP_OF_KIND.items():

@@ -12,7 +12,8 @@ earlier round kept).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,8 +35,9 @@ INNER_TOL, INNER_MAX_ITER = 1e-10, 500        # gradient tolerance and iteration
 def require_bilevel(task: Task, algo: str) -> BilevelTask:
     """The task as a BilevelTask, or a one-line ValueError naming the compatible tasks."""
     if not isinstance(task, BilevelTask):
-        raise ValueError(f"algo '{algo}' needs a differentiable bilevel task (task=ridge or task=logreg), "
-                         f"got task '{getattr(task, 'name', type(task).__name__)}'")
+        message = (f"algo '{algo}' needs a differentiable bilevel task (task=ridge or task=logreg), "
+                   f"got task '{getattr(task, 'name', type(task).__name__)}'")
+        raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
     return task
 
 
@@ -227,7 +229,10 @@ class MYHPO(_BilevelAlgorithm):
         c, task = self.config, self.task
         lam_k = self.lam
         grads, fevals = 0.0, 0
-        train_k = lambda x: task.train_loss(x, lam_k)  # noqa: E731
+
+        def train_k(x: Tensor) -> Tensor:
+            return task.train_loss(x, lam_k)
+
         # Step 1: v (one gradient step, or argmin L_T(·, λ^k))
         if c.variant == "full":
             self.v, n = argmin(train_k, self.v, INNER_TOL, INNER_MAX_ITER)

@@ -54,8 +54,9 @@ class TVGPUCB(AskTellAlgorithm):
             raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp")
         self.model = ctx.surrogate(ctx.task.space.dim)
         if not isinstance(self.model, CandidateSurrogate):
-            raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp "
-                             f"(got {type(self.model).__name__})")
+            message = (f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp "
+                       f"(got {type(self.model).__name__})")
+            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
         self.config, self.dtype, self.dim = config, ctx.dtype, ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.generator = ctx.generator(23)

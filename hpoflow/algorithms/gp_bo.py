@@ -36,8 +36,9 @@ class GPBO(AskTellAlgorithm):
         self.sign = ctx.task.direction.sign
         self.model = ctx.surrogate(self.dim)
         if not isinstance(self.model, StandardizedSurrogate):  # its acquisitions work in standardised units
-            raise ValueError(f"algo '{config.name}' needs a surrogate with standardised outputs (surrogate=gp, "
-                             f"skopt_gp or nn), got {type(self.model).__name__}")
+            message = (f"algo '{config.name}' needs a surrogate with standardised outputs (surrogate=gp, "
+                       f"skopt_gp or nn), got {type(self.model).__name__}")
+            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol
