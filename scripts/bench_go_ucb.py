@@ -45,7 +45,8 @@ def run_timed(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, se
         def run_config(settings: object) -> object:
             return app.run_from_settings(settings, print_summary=False)
 
-    raw = {"algo": {"name": algo, "n_init": n_init, **algo_kw}, "surrogate": {"name": "gp"}, "task": task,
+    surrogate = "nn" if algo.startswith("go_ucb") else "gp"  # GO-UCB's network (older revisions ignore it)
+    raw = {"algo": {"name": algo, "n_init": n_init, **algo_kw}, "surrogate": {"name": surrogate}, "task": task,
            "hardware": {"name": "cpu", "device": "cpu"}, "tracking": {"enabled": False},
            "budget": {"rounds": rounds}, "seed": seed}
     wall_clock = loop.time

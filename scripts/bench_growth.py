@@ -97,7 +97,7 @@ def ce_gp_ucb_run(T: int) -> dict[str, float]:
 
 
 def go_ucb_run(dx: int, rounds: int, n_init: int) -> dict[str, float]:
-    task, algo = build("go_ucb", "styblinski_tang", rounds, task_kw={"dim": dx}, algo_kw={"n_init": n_init})
+    task, algo = build("go_ucb", "styblinski_tang", rounds, surrogate="nn", task_kw={"dim": dx}, algo_kw={"n_init": n_init})
     times = cpu_rounds(task, algo, range(1, rounds + 1))
     phase2 = times[n_init:]
     return {"d_w": float(getattr(algo, "d_w", float("nan"))), "mean_ms": 1000 * statistics.mean(phase2),
