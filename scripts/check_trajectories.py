@@ -22,7 +22,8 @@ TV = ("task=tv_synthetic", "task.n_points=200", "budget.rounds=30")
 BRANIN = ("task=branin", "budget.rounds=12")
 RIDGE = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5", "budget.rounds=8")
 BANDIT = ("task=tv_bandit", "budget.rounds=40")
-GO_UCB = ("task=branin", "algo.ascent_steps=5", "algo.raw_samples=64", "budget.rounds=10")
+SMOKE = "<smoke>"  # the algorithm's registered smoke overrides at the revision that runs (small solver settings)
+GO_UCB = (SMOKE, "budget.rounds=10")
 # job -> overrides; a tuple lists one setting's spellings, newest first (null/never replaced 0/-1 sentinels)
 JOBS: dict[str, tuple[Any, ...]] = {
     "gp_ei": ("algo=gp_ei", *BRANIN), "gp_ucb": ("algo=gp_ucb", *BRANIN), "gp_pi": ("algo=gp_pi", *BRANIN),
@@ -41,15 +42,18 @@ JOBS: dict[str, tuple[Any, ...]] = {
     "exp3s": ("algo=exp3s", *BANDIT), "ucb1": ("algo=ucb1", *BANDIT), "eps_greedy": ("algo=eps_greedy", *BANDIT),
     "softmax": ("algo=softmax", *BANDIT),
     "go_ucb": ("algo=go_ucb", *GO_UCB),
-    "go_ucb refit_every=2": ("algo=go_ucb", *GO_UCB, "algo.refit_every=2", "algo.refit_iterations=50"),
+    "go_ucb refit_every=2": ("algo=go_ucb", *GO_UCB, "algo.refit_every=2"),
 }
 
 
 def _run(overrides: tuple[Any, ...]) -> list[list[Any]]:
     """Every round of one job as ``[round, config, value, queried]``; a tuple override: the first accepted."""
+    from hpoflow import registry
     from hpoflow.api import run_config
     from hpoflow.app import ConfigError
 
+    algo = overrides[0].removeprefix("algo=")
+    overrides = tuple(o for x in overrides for o in (registry.get("algorithm", algo).smoke if x == SMOKE else (x,)))
     spellings = next((o for o in overrides if isinstance(o, tuple)), (None,))
     for k, spelling in enumerate(spellings):
         chosen = [spelling if isinstance(o, tuple) else o for o in overrides]
