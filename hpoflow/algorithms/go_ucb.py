@@ -31,6 +31,7 @@ from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
+from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
 from hpoflow.surrogates.steppers import Stepper
@@ -380,8 +381,8 @@ class GOUCB(AskTellAlgorithm):
         if self.w0 is None:
             self._finish_phase_one()
         t = self.t + 1
-        every = self.config.refit_every
-        refit = self.config.variant == "ball" and every > 0 and t > 1 and (t - 1) % every == 0
+        every = period(self.config.refit_every)
+        refit = self.config.variant == "ball" and every is not None and t > 1 and (t - 1) % every == 0
         if refit:
             self._refit()
         x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
