@@ -17,13 +17,13 @@ if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
     print(help_text())
     sys.exit(0)
 
-import hydra  # noqa: E402 - after the fast --help path, which needs no Hydra
-from omegaconf import DictConfig, OmegaConf  # noqa: E402
+import hydra  # after the fast --help path, which needs no Hydra
+from omegaconf import DictConfig, OmegaConf
 
-from hpoflow.cli_errors import JobFailed  # noqa: E402
-from hpoflow.cli_errors import install as install_error_reporter  # noqa: E402
-from hpoflow.identity import register_resolvers  # noqa: E402
-from hpoflow.schema import register_configs  # noqa: E402
+from hpoflow.cli_errors import JobFailed
+from hpoflow.cli_errors import install as install_error_reporter
+from hpoflow.identity import register_resolvers
+from hpoflow.schema import register_configs
 
 register_configs()
 register_resolvers()
@@ -36,8 +36,14 @@ def main(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from hpoflow.app import ConfigError, run_from_settings, validate
-    from hpoflow.cli_outputs import (RUN_LOST, exit_without_store_cleanup, interrupted_message, lost_message,
-                                     mask_hydra_outputs, sweep_id_from)
+    from hpoflow.cli_outputs import (
+        RUN_LOST,
+        exit_without_store_cleanup,
+        interrupted_message,
+        lost_message,
+        mask_hydra_outputs,
+        sweep_id_from,
+    )
     from hpoflow.loop import ObjectiveError
     from hpoflow.resume import plan_job
     from hpoflow.signals import Interrupted

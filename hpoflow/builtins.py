@@ -5,8 +5,14 @@ from collections.abc import Callable
 
 from hpoflow.algorithms.bbo_config import BBOConfig
 from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
-from hpoflow.algorithms.ce_gp_ucb_config import BanditConfig, TVUCBConfig
-from hpoflow.algorithms.configs import GPBOConfig, GridConfig, RandomConfig
+from hpoflow.algorithms.ce_gp_ucb_config import (
+    EpsGreedyConfig,
+    EXP3SConfig,
+    SoftmaxConfig,
+    TVUCBConfig,
+    UCB1Config,
+)
+from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig, GridConfig, RandomConfig
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.algorithms.peers.configs import BoTorchConfig, NevergradConfig, OptunaConfig, OptunaRandomConfig
 from hpoflow.algorithms.turbo_config import TuRBOConfig
@@ -29,11 +35,11 @@ def register_builtins(register: Callable[..., object]) -> None:
     # algorithms
     register(A, "random", "hpoflow.algorithms.random_search:RandomSearch", RandomConfig, "uniform random search")
     register(A, "grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "grid search (seeded order)")
-    register(A, "gp_ucb", "hpoflow.algorithms.gp_bo:GPUCB", GPBOConfig, "GP-UCB (constant or Srinivas beta)")
-    register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPBOConfig, "GP-EI (log-EI, best-observed incumbent)")
-    register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPBOConfig, "GP-PI (probability of improvement)")
-    for _acq, _cls in (("ucb", "GPUCB"), ("ei", "GPEI"), ("pi", "GPPI")):  # the GO-UCB paper's baselines
-        register(A, f"skopt_gp_{_acq}", f"hpoflow.algorithms.gp_bo:{_cls}", GPBOConfig,
+    register(A, "gp_ucb", "hpoflow.algorithms.gp_bo:GPUCB", GPUCBConfig, "GP-UCB (constant or Srinivas beta)")
+    register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPEIConfig, "GP-EI (log-EI, best-observed incumbent)")
+    register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPEIConfig, "GP-PI (probability of improvement)")
+    for _acq, _cls, _cfg in (("ucb", "GPUCB", GPUCBConfig), ("ei", "GPEI", GPEIConfig), ("pi", "GPPI", GPEIConfig)):
+        register(A, f"skopt_gp_{_acq}", f"hpoflow.algorithms.gp_bo:{_cls}", _cfg,  # the GO-UCB paper's baselines
                  f"GP-{_acq.upper()} at scikit-optimize's gp_minimize defaults (algo.preset=skopt; selects surrogate=skopt_gp)",
                  preset="skopt")
     _bbo_tasks = ("digits_mlp", "digits_cnn")
@@ -51,16 +57,16 @@ def register_builtins(register: Callable[..., object]) -> None:
              tasks=_tv_tasks)
     register(A, "r_gp_ucb", f"{_ce}:RGPUCB", TVUCBConfig,
              "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (selects surrogate=tv_gp)",
-             smoke=_tv_smoke, tasks=_tv_tasks, reset_every=-1)
+             smoke=_tv_smoke, tasks=_tv_tasks, reset_every=None)
     register(A, "ce_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
              "CE-GP-UCB: TV-GP-UCB that observes only when P(y(x_t) > y(x)) < algo.kappa for some x",
              smoke=_tv_smoke, tasks=_tv_tasks, query="ce")
     _bandit_smoke = ("task=tv_bandit",)
-    for _name, _cls, _desc in (("exp3s", "EXP3S", "EXP3.S (switching bandits)"),
-                               ("eps_greedy", "EpsGreedy", "epsilon-greedy bandit"),
-                               ("softmax", "Softmax", "Boltzmann-exploration bandit"),
-                               ("ucb1", "UCB1", "UCB1 bandit")):
-        register(A, _name, f"hpoflow.algorithms.bandits:{_cls}", BanditConfig,
+    for _name, _cls, _cfg, _desc in (("exp3s", "EXP3S", EXP3SConfig, "EXP3.S (switching bandits)"),
+                                     ("eps_greedy", "EpsGreedy", EpsGreedyConfig, "epsilon-greedy bandit"),
+                                     ("softmax", "Softmax", SoftmaxConfig, "Boltzmann-exploration bandit"),
+                                     ("ucb1", "UCB1", UCB1Config, "UCB1 bandit")):
+        register(A, _name, f"hpoflow.algorithms.bandits:{_cls}", _cfg,
                  f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries", smoke=_bandit_smoke, tasks=("tv_bandit",))
     _bl = "hpoflow.algorithms.bilevel"
     _small = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5")

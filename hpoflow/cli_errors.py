@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class JobFailed(RuntimeError):

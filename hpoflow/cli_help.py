@@ -16,6 +16,7 @@ Studies: python -m hpoflow -m experiment=NAME    (re-run the same command: finis
 Config:  python -m hpoflow --cfg job [overrides]      (the resolved config; runs nothing)
 Results: mlflow ui --backend-store-uri sqlite:///outputs/mlflow.db
 Report:  python -m hpoflow.report experiment=NAME   (or tracking.experiment=NAME)
+Values:  null = the documented automatic choice (algo.n_init=null), never = a schedule off (algo.reset_every=never)
 """
 
 
@@ -30,8 +31,8 @@ def help_text() -> str:
     for group in sorted(groups):
         lines.append(f"{group}: {', '.join(groups[group])}")
     lines += ["", "== Options ==",
-              "seed=INT  budget.rounds=INT  budget.cost=FLOAT  on_error=fail|skip  tracking.uri=URI  "
-              "tracking.experiment=NAME",
+              ("seed=INT  budget.rounds=INT  budget.cost=FLOAT  on_error=fail|skip  tracking.uri=URI  "
+               "tracking.experiment=NAME"),
               "Each group's settings: python -m hpoflow --cfg job <group>=<option>   (e.g. algo=gp_ucb)",
               "", "Descriptions:"]
     for kind, group in registry.GROUP_OF_KIND.items():

@@ -14,6 +14,11 @@ from hpoflow import registry
 START, END = "<!-- groups:start -->", "<!-- groups:end -->"
 
 
+def _shown(value: object) -> object:
+    """A default as a user writes it on the command line (``null``: the component's automatic choice)."""
+    return "null" if value is None else value
+
+
 def _settings(cfg: object, skip: tuple[str, ...] = ("name",)) -> str:
     out = []
     for f in dataclasses.fields(cfg):  # type: ignore[arg-type]
@@ -21,9 +26,9 @@ def _settings(cfg: object, skip: tuple[str, ...] = ("name",)) -> str:
         if f.name in skip:
             continue
         if dataclasses.is_dataclass(value):  # nested settings (budget.rounds, ...): one entry per leaf
-            out += [f"`{f.name}.{g.name}={getattr(value, g.name)}`" for g in dataclasses.fields(value)]
+            out += [f"`{f.name}.{g.name}={_shown(getattr(value, g.name))}`" for g in dataclasses.fields(value)]
         elif value is not None or f.name not in ("algo", "surrogate", "task", "hardware", "tracking"):
-            out.append(f"`{f.name}={value}`")
+            out.append(f"`{f.name}={_shown(value)}`")
     return ", ".join(out)
 
 
@@ -36,7 +41,7 @@ def groups_markdown() -> str:
     for kind, group in registry.GROUP_OF_KIND.items():
         for e in registry.entries(kind):
             cfg = e.make_config()
-            settings = ", ".join(f"`{f.name}={getattr(cfg, f.name)}`" for f in dataclasses.fields(cfg)
+            settings = ", ".join(f"`{f.name}={_shown(getattr(cfg, f.name))}`" for f in dataclasses.fields(cfg)
                                  if f.name != "name" and not dataclasses.is_dataclass(getattr(cfg, f.name)))
             lines.append(f"| {group} | `{e.name}` | {e.description} | {settings} |")
     lines.append(f"| hardware | `cpu`, `cuda`, `auto` | device, dtype (float64 on CPU), torch threads | "

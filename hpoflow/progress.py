@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import Any, Self
 
 from hpoflow.records import Record
 
@@ -82,7 +82,7 @@ class RunProgress:
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                         console=console, transient=False, refresh_per_second=4)
 
-    def __enter__(self) -> RunProgress:
+    def __enter__(self) -> Self:
         if self._progress is not None:
             self._progress.start()
             self._task = self._progress.add_task(self.label or "run", total=self.total, best="-", cum="-",

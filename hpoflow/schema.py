@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from hpoflow.hardware import HardwareConfig
 
@@ -18,16 +18,16 @@ from hpoflow.hardware import HardwareConfig
 @dataclass
 class BudgetConfig:
     rounds: int = 30
-    cost: Optional[float] = None  # stop once cumulative query cost reaches this
+    cost: float | None = None  # stop once cumulative query cost reaches this
 
 
 @dataclass
 class TrackingConfig:
     name: str = "mlflow"
     enabled: bool = True
-    uri: Optional[str] = None         # default: sqlite:///<cwd>/outputs/mlflow.db
-    experiment: Optional[str] = None  # default: the task name
-    run_name: Optional[str] = None    # default: <algo>-<task>-s<seed>
+    uri: str | None = None         # default: sqlite:///<cwd>/outputs/mlflow.db
+    experiment: str | None = None  # default: the task name
+    run_name: str | None = None    # default: <algo>-<task>-s<seed>
     flush_every: int = 100            # rounds between batched metric writes (also flushed every 10 s and at exit)
     artifacts: bool = True            # config.yaml, summary.json, trajectory.csv
     plots: bool = False               # also regret.png and (1-d/2-d tasks) surrogate.png: ~0.5 s per run (matplotlib)
@@ -39,10 +39,10 @@ class SweepConfig:
     """Studies (multiruns): re-run policy; the other keys are set by the study itself, for its jobs."""
 
     rerun_failed: bool = False            # a re-run of the same sweep also reruns its FAILED runs (else kept)
-    parent_run_id: Optional[str] = None   # set by the study: its MLflow parent run (the job's run nests under it)
-    invocation: Optional[str] = None      # set by the study: this invocation of the sweep command
-    study: Optional[str] = None           # set by the study: its name (the experiment=, or the MLflow experiment)
-    cell: Optional[str] = None            # set by the cells sweeper: the named cell (table row) of this job
+    parent_run_id: str | None = None   # set by the study: its MLflow parent run (the job's run nests under it)
+    invocation: str | None = None      # set by the study: this invocation of the sweep command
+    study: str | None = None           # set by the study: its name (the experiment=, or the MLflow experiment)
+    cell: str | None = None            # set by the cells sweeper: the named cell (table row) of this job
 
 
 @dataclass
@@ -57,7 +57,7 @@ class RootConfig:
     on_error: str = "fail"  # fail | skip
     progress: bool = True   # live progress bar on a terminal (the log file always gets a line per round)
     checkpoint_every: int = 1        # rounds between resumable checkpoints (0: none)
-    resume: Optional[str] = None     # run folder, checkpoint file or MLflow run id to continue
+    resume: str | None = None     # run folder, checkpoint file or MLflow run id to continue
     sweep: SweepConfig = field(default_factory=SweepConfig)
 
 

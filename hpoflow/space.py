@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -115,7 +116,7 @@ class Categorical:
         return [(i + 0.5) / len(self.choices) for i in range(len(self.choices))]
 
 
-def Bool(name: str) -> Categorical:  # noqa: N802 - reads like the other parameter types
+def Bool(name: str) -> Categorical:  # capitalised: reads like the other parameter types
     """Boolean parameter: ``[0, 0.5)`` is True, ``[0.5, 1]`` is False (paper 004, D.2)."""
     return Categorical(name, (True, False))
 

@@ -38,7 +38,7 @@ import torch
 def gp_ei_times(n: int, rounds: int) -> list[float]:
     """CPU seconds of ask + tell for ``rounds`` consecutive gp_ei rounds from ``n`` random observations."""
     from hpoflow.algorithms.base import BuildContext
-    from hpoflow.algorithms.configs import GPBOConfig
+    from hpoflow.algorithms.configs import GPEIConfig
     from hpoflow.algorithms.gp_bo import GPEI
     from hpoflow.surrogates.configs import GPConfig
     from hpoflow.surrogates.gp import ExactGP
@@ -46,7 +46,7 @@ def gp_ei_times(n: int, rounds: int) -> list[float]:
 
     task = make_hartmann6()
     ctx = BuildContext(task=task, rounds=n + rounds, seed=0, surrogate=lambda d: ExactGP(d, GPConfig()))
-    algo = GPEI(GPBOConfig(), ctx)
+    algo = GPEI(GPEIConfig(), ctx)
     X = torch.rand(n, task.space.dim, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     y = torch.tensor([task.evaluate(task.space.decode(x), round=1).value for x in X], dtype=torch.float64)
     algo.X, algo.y = list(X), (task.direction.sign * y).tolist()

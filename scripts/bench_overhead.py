@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPBOConfig, RandomConfig
+from hpoflow.algorithms.configs import GPEIConfig, RandomConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.loop import Budget, run
@@ -70,7 +70,7 @@ def initial_data(task, n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tenso
 def hpoflow_round_times(dim: int, n: int, rounds: int, gp_config: GPConfig) -> list[float]:
     task = task_for(dim)
     ctx = BuildContext(task=task, rounds=n + rounds, seed=0, surrogate=lambda d: ExactGP(d, gp_config))
-    algo = GPEI(GPBOConfig(), ctx)
+    algo = GPEI(GPEIConfig(), ctx)
     X, y = initial_data(task, n)
     algo.X, algo.y = list(X), (task.direction.sign * y).tolist()
     algo.model.fit(X, torch.tensor(algo.y, dtype=torch.float64))

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPBOConfig
+from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig
 from hpoflow.algorithms.gp_bo import GPEI, GPUCB
 from hpoflow.loop import Budget, run
 from hpoflow.surrogates.configs import GPConfig
@@ -52,7 +52,8 @@ def hpoflow_method(cls, gp: GPConfig, **algo: float) -> Callable[[Problem, int],
     def go(p: Problem, seed: int) -> list[float]:
         task = p.make()
         ctx = BuildContext(task=task, rounds=p.rounds, seed=seed, surrogate=lambda d: ExactGP(d, gp))
-        res = run(task, cls(GPBOConfig(n_init=p.n_init, **algo), ctx), None, Budget(p.rounds))
+        config = (GPUCBConfig if cls is GPUCB else GPEIConfig)(n_init=p.n_init, **algo)
+        res = run(task, cls(config, ctx), None, Budget(p.rounds))
         return [r.true_value for r in res.records]
     return go
 

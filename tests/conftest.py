@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -26,6 +28,30 @@ def store(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
+@pytest.fixture(scope="session")
+def empty_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite MLflow store with its schema, made once per session (MLflow's table migrations cost
+    ~2 s of CPU per new store); its engine is disposed, so no connection of this process keeps it open."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    path = tmp_path_factory.mktemp("empty_store") / "mlflow.db"
+    SqlAlchemyStore(f"sqlite:///{path}", (path.parent / "mlruns").as_uri()).engine.dispose()
+    con = sqlite3.connect(path)  # fold any write-ahead log into the file, so that one file is the whole store
+    try:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        con.close()
+    return path
+
+
+@pytest.fixture
+def ready_store(tmp_path: Path, empty_store_file: Path) -> str:
+    """A SQLite MLflow store URI whose schema already exists (a copy of :func:`empty_store_file`)."""
+    shutil.copyfile(empty_store_file, tmp_path / "mlflow.db")
+    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
 @pytest.fixture
 def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
     """Run ``python -m <module> *args`` from a temporary working folder; returns the completed process."""
@@ -33,7 +59,7 @@ def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
     def _run(*args: str, module: str = "hpoflow", timeout: float = 600, check: bool = True,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         proc = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env or cli_env(),
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, check=False)
         if check and proc.returncode != 0:
             raise AssertionError(f"exit {proc.returncode}\nSTDOUT:\n{proc.stdout[-3000:]}\nSTDERR:\n{proc.stderr[-5000:]}")
         return proc

@@ -12,7 +12,7 @@ import torch
 from mlflow.tracking import MlflowClient
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPBOConfig, OptimizerConfig, RandomConfig
+from hpoflow.algorithms.configs import GPEIConfig, OptimizerConfig, RandomConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.checkpoint import Checkpointer, CheckpointError, load, save, LoopState
@@ -54,7 +54,7 @@ def _random(task):
 def _gp_ei(task):
     from hpoflow.surrogates.gp import build
 
-    config = GPBOConfig(n_init=3, optimizer=OptimizerConfig(raw_samples=64, num_restarts=2, max_iter=30))
+    config = GPEIConfig(n_init=3, optimizer=OptimizerConfig(raw_samples=64, num_restarts=2, max_iter=30))
     surrogate = partial(build, GPConfig(max_iter=30), dtype=torch.float64, device=torch.device("cpu"))
     return GPEI(config, BuildContext(task=task, rounds=10, seed=3, surrogate=surrogate))
 

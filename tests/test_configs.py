@@ -42,6 +42,7 @@ def test_every_group_option_composes_and_validates(group, option):
 ])
 def test_bad_values_fail_validation_naming_the_key(override, fragment):
     extra = ["task=rastrigin", "task.high=1.0"] if override.startswith("task.low") else []
+    extra += ["algo=gp_ucb"] if override.startswith("algo.beta") else []  # the default gp_ei has no beta
     cfg = _compose(*extra, override)
     with pytest.raises(ConfigError, match=fragment.replace("(", r"\(")):
         validate(OmegaConf.to_container(cfg, resolve=True))

@@ -51,28 +51,28 @@ def test_tell_checks_its_trial_and_value_and_records_failures():
     assert study.result().summary["query_cost"] == 1.0 + 3.0
 
 
-def test_on_error_fail_ends_the_study_failed(store):
+def test_on_error_fail_ends_the_study_failed(ready_store):
     from mlflow import MlflowClient
 
     from hpoflow.loop import ObjectiveError
 
-    study = Study(SPACE, algo="random", rounds=5, tracking=store, on_error="fail")
+    study = Study(SPACE, algo="random", rounds=5, tracking=ready_store, on_error="fail")
     study.tell(study.ask(), 1.0)
     with pytest.raises(ObjectiveError, match="round 2: diverged"):
         study.tell(study.ask(), failed="diverged")
-    assert study.done and MlflowClient(store).get_run(study.run_id).info.status == "FAILED"
+    assert study.done and MlflowClient(ready_store).get_run(study.run_id).info.status == "FAILED"
 
 
-def test_a_with_block_finishes_early_or_fails_the_run(store):
+def test_a_with_block_finishes_early_or_fails_the_run(ready_store):
     from mlflow import MlflowClient
 
-    with Study(SPACE, algo="random", rounds=10, tracking=store) as early:
+    with Study(SPACE, algo="random", rounds=10, tracking=ready_store) as early:
         early.tell(early.ask(), 1.0)
-    assert MlflowClient(store).get_run(early.run_id).info.status == "FINISHED" and len(early.records) == 1
-    with pytest.raises(KeyError), Study(SPACE, algo="random", rounds=10, tracking=store) as broken:
+    assert MlflowClient(ready_store).get_run(early.run_id).info.status == "FINISHED" and len(early.records) == 1
+    with pytest.raises(KeyError), Study(SPACE, algo="random", rounds=10, tracking=ready_store) as broken:
         broken.tell(broken.ask(), 1.0)
         raise KeyError("user code")
-    assert MlflowClient(store).get_run(broken.run_id).info.status == "FAILED"
+    assert MlflowClient(ready_store).get_run(broken.run_id).info.status == "FAILED"
 
 
 def test_bad_settings_and_a_gradient_method_are_refused_before_any_round():
@@ -89,40 +89,49 @@ import json, os, signal, sys
 import torch
 import hpoflow
 
-uri, checkpoint, kill_after = sys.argv[1], sys.argv[2], int(sys.argv[3])
-study = hpoflow.Study({"x": ("float", -1.0, 1.0), "y": ("float", -1.0, 1.0)}, algo="gp_ei", rounds=7, seed=3,
-                      tracking=uri, checkpoint=checkpoint, name="killed")
-while not study.done:
-    trial = study.ask()
-    noise = 0.01 * torch.randn(()).item()  # the user's own randomness: the global RNG is restored on resume
-    study.tell(trial, (trial.config["x"] - 0.2) ** 2 + trial.config["y"] ** 2 + noise)
-    if trial.number == kill_after:
-        os.kill(os.getpid(), signal.SIGKILL)
-print(json.dumps({"run_id": study.run_id, "configs": [r.config for r in study.records],
-                  "values": [r.value for r in study.records]}))
+uri, checkpoint, kill_after, reference = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+
+def run(tracking, checkpoint, kill_after):
+    study = hpoflow.Study({"x": ("float", -1.0, 1.0), "y": ("float", -1.0, 1.0)}, algo="gp_ei", rounds=7, seed=3,
+                          tracking=tracking, checkpoint=checkpoint, name="killed")
+    while not study.done:
+        trial = study.ask()
+        noise = 0.01 * torch.randn(()).item()  # the user's own randomness: the global RNG is restored on resume
+        study.tell(trial, (trial.config["x"] - 0.2) ** 2 + trial.config["y"] ** 2 + noise)
+        if trial.number == kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return {"run_id": study.run_id, "configs": [r.config for r in study.records],
+            "values": [r.value for r in study.records]}
+
+
+if reference:  # first the uninterrupted trajectory (untracked, no checkpoint), in this same process
+    with open(reference, "w") as fh:
+        json.dump(run(None, None, 0), fh)
+print(json.dumps(run(uri, checkpoint, kill_after)))
 """
 
 
-def _study(tmp_path, name: str, kill_after: int = 0) -> subprocess.CompletedProcess:
+def _study(tmp_path, uri: str, kill_after: int = 0, reference: str = "") -> subprocess.CompletedProcess:
     script = tmp_path / "study_script.py"
     script.write_text(SCRIPT)
-    return subprocess.run([sys.executable, str(script), f"sqlite:///{tmp_path / name}.db",
-                           str(tmp_path / f"{name}.json"), str(kill_after)], cwd=tmp_path, env=cli_env(),
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run([sys.executable, str(script), uri, str(tmp_path / "checkpoint.json"), str(kill_after),
+                           reference], cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300,
+                          check=False)
 
 
-def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path):
+def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path, ready_store):
     from mlflow import MlflowClient
 
-    reference = _study(tmp_path, "reference")
-    assert reference.returncode == 0, reference.stderr[-3000:]
-    victim = _study(tmp_path, "victim", kill_after=4)
+    reference = tmp_path / "reference.json"
+    victim = _study(tmp_path, ready_store, kill_after=4, reference=str(reference))
     assert victim.returncode == -signal.SIGKILL, victim.stderr[-3000:]
-    resumed = _study(tmp_path, "victim")  # the same script again: it continues from the checkpoint
+    resumed = _study(tmp_path, ready_store)  # the same script again: it continues from the checkpoint
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    ref, out = json.loads(reference.stdout.splitlines()[-1]), json.loads(resumed.stdout.splitlines()[-1])
+    ref, out = json.loads(reference.read_text()), json.loads(resumed.stdout.splitlines()[-1])
+    assert len(ref["values"]) == 7 and ref["run_id"] is None
     assert out["configs"] == ref["configs"] and out["values"] == ref["values"]
-    client = MlflowClient(f"sqlite:///{tmp_path / 'victim'}.db")
+    client = MlflowClient(ready_store)
     run = client.get_run(out["run_id"])  # the killed run itself was continued, not a new one
     assert run.info.status == "FINISHED" and run.data.tags["resumed_at_round"] == "4"
     history = client.get_metric_history(out["run_id"], "value")
@@ -134,20 +143,20 @@ def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
     return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
 
 
-def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_cli, store):
+def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_cli, ready_store):
     from mlflow import MlflowClient
 
     from hpoflow.tasks.synthetic import make_branin
 
-    run_cli("algo=gp_ei", "task=branin", "budget.rounds=5", "seed=0", f"tracking.uri={store}", "progress=false",
-            "on_error=skip")  # a Study's default: a failed trial is recorded and the study goes on
+    run_cli("algo=gp_ei", "task=branin", "budget.rounds=5", "seed=0", f"tracking.uri={ready_store}",
+            "progress=false", "on_error=skip")  # a Study's default: a failed trial is recorded and the study goes on
     task = make_branin(seed=0)
-    with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": store, "experiment": "study"},
+    with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": ready_store, "experiment": "study"},
                name="branin", optimum=task.optimum) as study:
         while not study.done:
             trial = study.ask()
             study.tell(trial, task.evaluate(trial.config, round=trial.number))
-    client = MlflowClient(store)
+    client = MlflowClient(ready_store)
     (cli,) = client.search_runs([client.get_experiment_by_name("branin").experiment_id])
     ours = client.get_run(study.run_id)
     for key in ("value", "best_value", "regret", "cumulative_regret", "simple_regret", "query_cost"):

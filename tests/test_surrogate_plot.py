@@ -7,7 +7,7 @@ import torch
 from mlflow.tracking import MlflowClient
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPBOConfig
+from hpoflow.algorithms.configs import GPEIConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.loop import Budget, run
@@ -22,7 +22,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def _gp_run(task, rounds=6):
     torch.manual_seed(0)
     ctx = BuildContext(task=task, rounds=rounds, seed=0, surrogate=lambda dim: ExactGP(dim))
-    algo = GPEI(GPBOConfig(), ctx)
+    algo = GPEI(GPEIConfig(), ctx)
     result = run(task, algo, None, Budget(rounds))
     return algo, result
 

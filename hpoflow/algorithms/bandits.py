@@ -11,7 +11,14 @@ import torch
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.ce_gp_ucb import finite_candidates
-from hpoflow.algorithms.ce_gp_ucb_config import BanditConfig
+from hpoflow.algorithms.ce_gp_ucb_config import (
+    BanditConfig,
+    DiscountedBanditConfig,
+    EpsGreedyConfig,
+    EXP3SConfig,
+    SoftmaxConfig,
+    UCB1Config,
+)
 from hpoflow.records import Evaluation, Failure, Suggestion
 
 
@@ -32,6 +39,7 @@ class Bandit(AskTellAlgorithm):
         self.counts = torch.zeros(self.k, dtype=torch.float64)
         self.sums = torch.zeros(self.k, dtype=torch.float64)
         self.n_obs = 0
+        self.discount = 1.0  # plain means; DiscountedBandit forgets
 
     def means(self) -> torch.Tensor:
         return self.sums / self.counts.clamp_min(1e-12)
@@ -56,7 +64,7 @@ class Bandit(AskTellAlgorithm):
         self.update(self._arm, self.sign * outcome.value)
 
     def update(self, arm: int, reward: float) -> None:
-        g = self.config.discount
+        g = self.discount
         self.counts.mul_(g)
         self.sums.mul_(g)
         self.counts[arm] += 1
@@ -69,10 +77,19 @@ def _one_hot(k: int, i: int) -> torch.Tensor:
     return p
 
 
-class EpsGreedy(Bandit):
+class DiscountedBandit(Bandit):
+    """A bandit whose arm means forget with ``algo.discount`` per observation."""
+
+    def __init__(self, config: DiscountedBanditConfig, ctx: BuildContext) -> None:
+        super().__init__(config, ctx)
+        self.discount = config.discount
+
+
+class EpsGreedy(DiscountedBandit):
     """epsilon-greedy: a uniformly random arm with probability epsilon, else the best mean (unseen arms first)."""
 
     name = "eps_greedy"
+    config: EpsGreedyConfig
 
     def probabilities(self) -> torch.Tensor:
         unseen = torch.nonzero(self.counts == 0).squeeze(-1)
@@ -82,10 +99,11 @@ class EpsGreedy(Bandit):
         return (1 - e) * _one_hot(self.k, int(self.means().argmax())) + e / self.k
 
 
-class Softmax(Bandit):
+class Softmax(DiscountedBandit):
     """Boltzmann exploration: P(arm) proportional to exp(mean / temperature)."""
 
     name = "softmax"
+    config: SoftmaxConfig
 
     def probabilities(self) -> torch.Tensor:
         unseen = torch.nonzero(self.counts == 0).squeeze(-1)
@@ -94,10 +112,11 @@ class Softmax(Bandit):
         return torch.softmax(self.means() / self.config.temperature, 0)
 
 
-class UCB1(Bandit):
+class UCB1(DiscountedBandit):
     """UCB1 (Auer et al., 2002a): mean + c sqrt(2 ln n / n_i); every arm once first."""
 
     name = "ucb1"
+    config: UCB1Config
 
     def probabilities(self) -> torch.Tensor:
         unseen = torch.nonzero(self.counts == 0).squeeze(-1)
@@ -116,11 +135,12 @@ class EXP3S(Bandit):
     """
 
     name = "exp3s"
+    config: EXP3SConfig
 
-    def __init__(self, config: BanditConfig, ctx: BuildContext) -> None:
+    def __init__(self, config: EXP3SConfig, ctx: BuildContext) -> None:
         super().__init__(config, ctx)
         self.log_w = torch.zeros(self.k, dtype=torch.float64)
-        self.alpha = config.alpha or 1.0 / max(ctx.rounds, 1)
+        self.alpha = 1.0 / max(ctx.rounds, 1) if config.alpha is None else config.alpha
 
     def probabilities(self) -> torch.Tensor:
         g = self.config.gamma

@@ -29,6 +29,8 @@ from hpoflow.algorithms.bbo_config import BBOConfig
 from hpoflow.algorithms.gp_bo import GPBO
 from hpoflow.records import Evaluation, Failure, Suggestion
 
+DEFAULT_INNER_STEPS = 1000  # N (SGD steps per evaluation) for tasks that do not say how many they run
+
 RETURNED_METRICS = ("test_loss", "test_accuracy")
 
 
@@ -56,7 +58,7 @@ class BBO(GPBO):
         super().__init__(config, ctx)  # type: ignore[arg-type]  # BBOConfig has every GPBOConfig field
         self.config: BBOConfig = config  # type: ignore[assignment]
         steps = getattr(task, "inner_steps", None)
-        self.n_inner = int(steps) if steps is not None else config.inner_steps
+        self.n_inner = int(steps) if steps is not None else DEFAULT_INNER_STEPS
         self.returned = self.default_returned if config.returned == "auto" else config.returned
         self.metrics_seen: list[dict[str, float]] = []  # task metrics of each observation, in order
         self.returned_index: list[int] = []             # 0-based observation index of lambda+_t, per round

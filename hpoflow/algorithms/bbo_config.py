@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.config_values import check_auto_int
 
 BETA_SCHEDULES = ("paper", "srinivas", "constant")
 RETURNED = ("auto", "mean", "queried")
@@ -21,7 +22,7 @@ class BBOConfig:
     * ``constant``: ``beta_t = beta``.
 
     ``N`` is read from the task's ``inner_steps`` (SGD steps per evaluation); tasks without one use
-    ``inner_steps``. When the task was built with ``task.inner_steps=auto``, the algorithm sets it to
+    ``hpoflow.algorithms.bbo.DEFAULT_INNER_STEPS``. When the task was built with ``task.inner_steps=auto``, the algorithm sets it to
     ``steps_per_round * budget.rounds`` (the paper's N proportional to T).
 
     ``returned``: the point reported each round: ``mean`` = argmin over observed (and the current query)
@@ -30,7 +31,7 @@ class BBOConfig:
     """
 
     name: str = "bbo_ei"
-    n_init: int = 0                 # 0: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points
+    n_init: int | None = None    # null: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points
     beta_schedule: str = "paper"    # paper | srinivas | constant (UCB only)
     B: float = 1.0                  # RKHS-norm bound of the paper's beta_t
     noise_sigma: float = 1.0        # sigma of the paper's beta_t (noise std of the standardised loss)
@@ -38,13 +39,11 @@ class BBOConfig:
     beta: float = 2.0               # constant schedule: the multiplier of sigma
     delta: float = 0.1              # Srinivas schedule: confidence parameter
     steps_per_round: int = 50       # task.inner_steps=auto: N = steps_per_round * budget.rounds
-    inner_steps: int = 1000         # N for tasks that do not say how many SGD steps they run
     returned: str = "auto"          # auto | mean (Algorithm 1) | queried (Algorithm 2)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
-        if self.n_init < 0:
-            raise ValueError(f"algo.n_init={self.n_init} must be >= 0")
+        check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
         if self.beta_schedule not in BETA_SCHEDULES:
             raise ValueError(f"algo.beta_schedule='{self.beta_schedule}' is unknown; allowed: "
                              f"{', '.join(BETA_SCHEDULES)}")
@@ -59,5 +58,3 @@ class BBOConfig:
             raise ValueError(f"algo.delta={self.delta} must be in (0, 1)")
         if self.steps_per_round < 1:
             raise ValueError(f"algo.steps_per_round={self.steps_per_round} must be >= 1")
-        if self.inner_steps < 2:
-            raise ValueError(f"algo.inner_steps={self.inner_steps} must be >= 2 (phi uses log N)")

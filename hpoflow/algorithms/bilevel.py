@@ -12,7 +12,8 @@ earlier round kept).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,19 +26,25 @@ from hpoflow.records import Record
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.bilevel import LAMBDA, BilevelTask
 
+# MY-HPO's solver internals (no study varies them, so they are not config settings): backtracking line search
+# (Beck, ch. 4) and the full variant's exact sub-problems (L-BFGS).
+SHRINK, ARMIJO, MAX_HALVINGS = 0.5, 1e-4, 30  # step factor, sufficient decrease, halvings before giving up
+INNER_TOL, INNER_MAX_ITER = 1e-10, 500        # gradient tolerance and iterations of each sub-problem
+
 
 def require_bilevel(task: Task, algo: str) -> BilevelTask:
     """The task as a BilevelTask, or a one-line ValueError naming the compatible tasks."""
     if not isinstance(task, BilevelTask):
-        raise ValueError(f"algo '{algo}' needs a differentiable bilevel task (task=ridge or task=logreg), "
-                         f"got task '{getattr(task, 'name', type(task).__name__)}'")
+        message = (f"algo '{algo}' needs a differentiable bilevel task (task=ridge or task=logreg), "
+                   f"got task '{getattr(task, 'name', type(task).__name__)}'")
+        raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
     return task
 
 
-def inverse_lipschitz(step: float, lipschitz: float) -> float:
-    """``step`` if the user set one (> 0), else ``1/lipschitz``: the gradient step that cannot overshoot on
+def inverse_lipschitz(step: float | None, lipschitz: float) -> float:
+    """``step`` if the user set one, else (None) ``1/lipschitz``: the gradient step that cannot overshoot on
     an L-smooth objective (descent lemma), whatever the data's conditioning."""
-    if step > 0:
+    if step is not None:
         return step
     return 1.0 / lipschitz if lipschitz > 0 and math.isfinite(lipschitz) else 0.0
 
@@ -175,7 +182,7 @@ class MYHPO(_BilevelAlgorithm):
     (so ``Λ^kφ = v``); a w-step on ``L_T(w, λ) + uᵀ(w - Λ^kφ) + ρ/2||w - Λ^kφ||²``; a λ-step on
     ``L_V(λφ1 + φ0) + uᵀ(w - λφ1 - φ0) + ρ/2||w - λφ1 - φ0||²``; then ``u += ρ(w - Λ^{k+1}φ)``.
     ``variant=backtracking`` halves each step until its objective decreases; ``variant=full``
-    (Algorithm 3) solves the three sub-problems to optimality by L-BFGS. A step size of 0 (default)
+    (Algorithm 3) solves the three sub-problems to optimality by L-BFGS. A step size of null (default)
     is 1/L of that step's objective at the current iterate (``train_lipschitz``; ``(L_V + ρ)||φ1||²``
     for λ).
 
@@ -193,6 +200,9 @@ class MYHPO(_BilevelAlgorithm):
         self.config = config
         self.v, self.w, self.u = self.task.init_w(), self.task.init_w(), self.task.init_w()
         self.phi1, self.phi0 = self.task.init_w(), torch.zeros((), dtype=self.task.dtype)
+        # the w-step's gradient: Algorithm 1 reuses ∇_v L_T from the v-step (two gradients per iteration, as the
+        # paper counts); True evaluates ∇_w L_T(w, λ) anew (a third): an ablation, not a config setting
+        self.fresh_w_gradient = False
 
     # -- the three objectives ---------------------------------------------------------------------
     def _w_objective(self, target: Tensor) -> Callable[[Tensor], Tensor]:
@@ -212,18 +222,20 @@ class MYHPO(_BilevelAlgorithm):
     def _step_size(self, fn: Callable[[Tensor], Tensor], x: Tensor, d: Tensor, base: float) -> tuple[float, int]:
         if self.config.variant == "constant":
             return base, 0
-        c = self.config
-        return backtrack(fn, x, d, base, c.shrink, c.armijo, c.max_halvings)
+        return backtrack(fn, x, d, base, SHRINK, ARMIJO, MAX_HALVINGS)
 
     # -- one iteration ---------------------------------------------------------------------------
     def step(self, round: int) -> Record:
         c, task = self.config, self.task
         lam_k = self.lam
         grads, fevals = 0.0, 0
-        train_k = lambda x: task.train_loss(x, lam_k)  # noqa: E731
+
+        def train_k(x: Tensor) -> Tensor:
+            return task.train_loss(x, lam_k)
+
         # Step 1: v (one gradient step, or argmin L_T(·, λ^k))
         if c.variant == "full":
-            self.v, n = argmin(train_k, self.v, c.inner_tol, c.inner_max_iter)
+            self.v, n = argmin(train_k, self.v, INNER_TOL, INNER_MAX_ITER)
             grads += n
             a, g_v = float("nan"), None
         else:
@@ -239,11 +251,11 @@ class MYHPO(_BilevelAlgorithm):
         # Step 2: w on the MY-regularised training loss
         w_obj = self._w_objective(target_k)
         if c.variant == "full":
-            self.w, n = argmin(w_obj, self.w, c.inner_tol, c.inner_max_iter)
+            self.w, n = argmin(w_obj, self.w, INNER_TOL, INNER_MAX_ITER)
             grads += n
             b = float("nan")
         else:
-            if c.w_grad == "fresh" or g_v is None:
+            if self.fresh_w_gradient or g_v is None:
                 _, g_w = task.train_grad(self.w, lam_k)
                 grads += 1
             else:  # Algorithm 1 as written: reuse ∇_v L_T from step 1
@@ -256,7 +268,7 @@ class MYHPO(_BilevelAlgorithm):
         # Step 3: λ on the MY-regularised validation loss
         lam_obj = self._lambda_objective(self.w)
         if c.variant == "full":
-            lam_new, n = argmin(lam_obj, lam_k, c.inner_tol, c.inner_max_iter, self.bounds)
+            lam_new, n = argmin(lam_obj, lam_k, INNER_TOL, INNER_MAX_ITER, self.bounds)
             grads += n
             dlt = float("nan")
         else:

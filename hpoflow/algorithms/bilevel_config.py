@@ -1,7 +1,7 @@
 """Configs of the gradient-based bilevel HPO algorithms ``sho`` and ``my_hpo`` (no torch import).
 
 Defaults follow paper 001 (Appendix D) — SHO σ = 1e-4; MY-HPO ρ = 1; both start at λ = -1 — except the
-step sizes: 0 (the default) means 1/L, with L the largest Hessian eigenvalue of that step's objective at the
+step sizes: null (the default) means 1/L, with L the largest Hessian eigenvalue of that step's objective at the
 current iterate (from the task's data curvature), so the defaults run on any dataset. The paper's fixed
 steps diverge where the data are ill-conditioned (NIR: L ≈ 400 for the training loss, so α = 0.01 > 2/L).
 """
@@ -9,18 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.config_values import check_auto_positive
+
 VARIANTS = ("constant", "backtracking", "full")
-W_GRADS = ("reuse", "fresh")
 
 
-def _positive(name: str, value: float) -> None:
-    if not value > 0:
-        raise ValueError(f"algo.{name}={value} must be > 0")
-
-
-def _step(name: str, value: float) -> None:
-    if not value >= 0:
-        raise ValueError(f"algo.{name}={value} must be >= 0 (0: 1/L from the data's curvature)")
+def _step(name: str, value: float | None) -> None:
+    check_auto_positive(f"algo.{name}", value, "1/L from the data's curvature")
 
 
 @dataclass(frozen=True)
@@ -28,8 +23,8 @@ class SHOConfig:
     """Local SHO (Lorraine & Duvenaud 2018): hypernetwork w = λφ1 + φ0, λ̂ ~ N(λ, σ²)."""
 
     name: str = "sho"
-    alpha: float = 0.0       # step on the hypernetwork φ (training loss); 0: 1/((1+λ̂²) L_T(λ̂))
-    beta: float = 0.0        # step on λ (validation loss); 0: 1/(L_V ||φ1||²); the paper uses 0.01
+    alpha: float | None = None  # step on the hypernetwork φ (training loss); null: 1/((1+λ̂²) L_T(λ̂))
+    beta: float | None = None   # step on λ (validation loss); null: 1/(L_V ||φ1||²); the paper uses 0.01
     sigma: float = 1e-4      # perturbation std of λ̂
     init_lambda: float = -1.0  # start; λ stays in [task.lambda_low, task.lambda_high]
 
@@ -45,44 +40,25 @@ class MYHPOConfig:
     """MY-HPO: Algorithm 1 with constant (C) or backtracking (BT) steps, or Algorithm 3 (full).
 
     Step sizes (``alpha``, ``beta``, ``delta``): a positive value is used as given (``constant``) or as the
-    first trial of the line search (``backtracking``); 0 derives it each iteration as 1/L of that step's
+    first trial of the line search (``backtracking``); null derives it each iteration as 1/L of that step's
     objective (Lipschitz constant of its gradient from the task's curvature and the current λ, φ1).
-
-    ``w_grad``: Algorithm 1 writes the w-step with the gradient ∇_v L_T already computed for v
-    (``reuse``: two gradient computations per iteration, as the paper counts); ``fresh`` evaluates
-    ∇_w L_T(w, λ) instead, which costs a third gradient per iteration.
+    The line search's and the full variant's solver constants live in ``hpoflow.algorithms.bilevel``.
     """
 
     name: str = "my_hpo"
     variant: str = "backtracking"
-    alpha: float = 0.0       # v-step (training loss); 0: 1/L_T(λ)
-    beta: float = 0.0        # w-step (MY-regularised training loss); 0: 1/(L_T(λ) + ρ)
-    delta: float = 0.0       # λ-step (MY-regularised validation loss); 0: 1/((L_V + ρ) ||φ1||²)
+    alpha: float | None = None  # v-step (training loss); null: 1/L_T(λ)
+    beta: float | None = None   # w-step (MY-regularised training loss); null: 1/(L_T(λ) + ρ)
+    delta: float | None = None  # λ-step (MY-regularised validation loss); null: 1/((L_V + ρ) ||φ1||²)
     rho: float = 1.0
     init_lambda: float = -1.0  # start; λ stays in [task.lambda_low, task.lambda_high]
-    w_grad: str = "reuse"
-    shrink: float = 0.5      # backtracking factor
-    armijo: float = 1e-4     # sufficient-decrease constant of backtracking
-    max_halvings: int = 30   # after this many the variable does not move in that iteration
-    inner_tol: float = 1e-10  # full variant: gradient tolerance of the exact sub-problems
-    inner_max_iter: int = 500  # full variant: L-BFGS iterations per sub-problem
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"algo.variant='{self.variant}' is unknown; allowed: {', '.join(VARIANTS)}")
-        if self.w_grad not in W_GRADS:
-            raise ValueError(f"algo.w_grad='{self.w_grad}' is unknown; allowed: {', '.join(W_GRADS)}")
         for key in ("alpha", "beta", "delta"):
             _step(key, getattr(self, key))
-        _positive("inner_tol", self.inner_tol)
         if self.rho < 0:
             raise ValueError(f"algo.rho={self.rho} must be >= 0")
-        if not 0 < self.shrink < 1:
-            raise ValueError(f"algo.shrink={self.shrink} must be in (0, 1)")
-        if not 0 <= self.armijo < 1:
-            raise ValueError(f"algo.armijo={self.armijo} must be in [0, 1)")
-        if self.max_halvings < 1 or self.inner_max_iter < 1:
-            raise ValueError(f"algo.max_halvings={self.max_halvings} and algo.inner_max_iter="
-                             f"{self.inner_max_iter} must be >= 1")
         if self.init_lambda == 0:
             raise ValueError("algo.init_lambda=0 is not allowed: MY-HPO divides by λ (φ1 = (v - v̄)/λ)")

@@ -22,10 +22,15 @@ from hpoflow.algorithms.query import (
     knn_graph,
     lcb_ucb_rule,
 )
+from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import CandidateSurrogate
 
 MAX_ENUMERATED = 20_000
+# how the CE / LCB-UCB rules find the local optima of the UCB to compare x_t with (paper 002, App. C): N_STARTS
+# local ascents that stop where the slope (per unit of the cube) is below SLOPE_TOL; end points within
+# BANDWIDTH of x_t are dropped, the rest merged by mean shift with BANDWIDTH. Solver internals, not settings.
+N_STARTS, BANDWIDTH, SLOPE_TOL = 50, 0.2, 0.5
 
 
 def finite_candidates(ctx: BuildContext) -> Tensor | None:
@@ -49,29 +54,31 @@ class TVGPUCB(AskTellAlgorithm):
             raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp")
         self.model = ctx.surrogate(ctx.task.space.dim)
         if not isinstance(self.model, CandidateSurrogate):
-            raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp "
-                             f"(got {type(self.model).__name__})")
+            message = (f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp "
+                       f"(got {type(self.model).__name__})")
+            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
         self.config, self.dtype, self.dim = config, ctx.dtype, ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.generator = ctx.generator(23)
         self.candidates = finite_candidates(ctx)
         if self.candidates is not None:
             self.model.set_candidates(self.candidates)
-        compare = config.compare
-        if compare == "auto":
-            compare = "arms" if self.model.config.kernel == "identity" else "local_optima"
+        # independent arms (identity kernel) are compared with every other arm, a smooth UCB with its local optima
+        compare = "arms" if self.model.config.kernel == "identity" else "local_optima"
         if compare == "arms" and self.candidates is None:
-            raise ValueError("algo.compare=arms needs a finite domain (task.candidates or a discrete space)")
+            raise ValueError("surrogate.kernel=identity needs a finite domain (task.candidates or a discrete space)")
         self.compare = compare
+        self.n_starts, self.bandwidth, self.slope_tol = N_STARTS, BANDWIDTH, SLOPE_TOL
         if compare == "local_optima" and self.candidates is not None:
             self._nbr, self._nbr_dist = knn_graph(self.candidates, max(16, 4 * self.dim))
         self.reset_every = self._reset_period(config.reset_every)
         self._round = 0
 
-    def _reset_period(self, reset_every: int) -> int:
-        if reset_every >= 0:
-            return reset_every
-        return max(1, math.ceil(12 * max(self.model.epsilon, 1e-8) ** -0.25))
+    def _reset_period(self, reset_every: int | str | None) -> int | None:
+        """Rounds between resets: ``k``; ``None`` for never; ``null`` (auto): ceil(12 eps^{-1/4})."""
+        if reset_every is None:
+            return max(1, math.ceil(12 * max(self.model.epsilon, 1e-8) ** -0.25))
+        return period(reset_every)
 
     def beta_t(self, t: int) -> float:
         if self.config.beta_schedule == "srinivas":
@@ -114,22 +121,22 @@ class TVGPUCB(AskTellAlgorithm):
             keep[i] = False
             return mean[keep], var[keep]
         m = self.candidates.shape[0]  # type: ignore[union-attr]
-        starts = torch.randint(m, (min(self.config.n_starts, m),), generator=self.generator)
-        ends = torch.unique(discrete_ascent(ucb, self._nbr, self._nbr_dist, starts, self.config.slope_tol))
+        starts = torch.randint(m, (min(self.n_starts, m),), generator=self.generator)
+        ends = torch.unique(discrete_ascent(ucb, self._nbr, self._nbr_dist, starts, self.slope_tol))
         C = self.candidates
         assert C is not None
-        sel, from_pool = compared_optima(C[ends], ucb[ends], C[i], self.config.bandwidth, C, ucb)
+        sel, from_pool = compared_optima(C[ends], ucb[ends], C[i], self.bandwidth, C, ucb)
         reps = sel if from_pool else ends[sel]
         return mean[reps], var[reps]
 
     def _compare_continuous(self, x: Tensor, ucb_fn, t: int) -> tuple[Tensor, Tensor] | None:
         if self.config.query in ("always", "bernoulli"):
             return None
-        starts = torch.rand(self.config.n_starts, self.dim, generator=self.generator, dtype=self.dtype)
-        ends = continuous_ascent(ucb_fn, starts, self.config.slope_tol)
+        starts = torch.rand(self.n_starts, self.dim, generator=self.generator, dtype=self.dtype)
+        ends = continuous_ascent(ucb_fn, starts, self.slope_tol)
         with torch.no_grad():
             vals, start_vals = ucb_fn(ends), ucb_fn(starts)
-        sel, from_pool = compared_optima(ends, vals, x, self.config.bandwidth, starts, start_vals)
+        sel, from_pool = compared_optima(ends, vals, x, self.bandwidth, starts, start_vals)
         reps = starts[sel] if from_pool else ends[sel]
         with torch.no_grad():
             return self.model.posterior(reps, t) if reps.shape[0] else (reps.new_zeros(0), reps.new_zeros(0))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from hpoflow.acquisition_config import OptimizerConfig  # re-exported: the algorithms' configs nest it
+from hpoflow.config_values import check_auto_int
 
 
 @dataclass(frozen=True)
@@ -14,12 +15,11 @@ class RandomConfig:
 @dataclass(frozen=True)
 class GridConfig:
     name: str = "grid"
-    points_per_dim: int = 0  # 0: the largest k with k^d <= rounds (at least 2)
+    points_per_dim: int | None = None  # null: the largest k with k^d <= rounds (at least 2)
     shuffle: bool = True     # visit the grid in a seeded random order, so a short budget still spreads out
 
     def __post_init__(self) -> None:
-        if self.points_per_dim < 0:
-            raise ValueError(f"algo.points_per_dim={self.points_per_dim} must be >= 0")
+        check_auto_int("algo.points_per_dim", self.points_per_dim, "the largest k with k^d <= rounds")
 
 
 # algo.preset=skopt: scikit-optimize's gp_minimize defaults, the GO-UCB paper's baselines (paper 004, Sec. 6:
@@ -33,38 +33,57 @@ SKOPT = {"n_init": 10, "init": "random", "xi": 0.01, "xi_units": "raw", "beta": 
 
 @dataclass(frozen=True)
 class GPBOConfig:
-    """Shared settings of the GP-BO family (gp_ucb, gp_ei, gp_pi)."""
+    """Shared settings of the GP-BO family: preset, initial design, acquisition optimiser."""
 
-    name: str = "gp_ei"
+    name: str = "gp_bo"
     preset: str = "default"          # default (ours) | skopt (scikit-optimize's gp_minimize defaults: SKOPT)
-    n_init: int = 0                  # 0: max(2, min(d + 1, rounds // 2)) initial points
+    n_init: int | None = None        # null: max(2, min(d + 1, rounds // 2)) initial points
     init: str = "sobol"              # initial design: sobol (scrambled) | random (uniform)
-    beta: float = 2.0                # UCB: constant beta (mu + sqrt(beta) sigma)
-    beta_schedule: str = "constant"  # constant | srinivas
-    delta: float = 0.1               # confidence parameter of the Srinivas schedule
-    xi: float = 0.0                  # EI / PI: improvement margin over the best observed value
-    xi_units: str = "standardized"   # xi in standardised reward units | raw (objective units, as skopt)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
         if self.preset not in ("default", "skopt"):
             raise ValueError(f"algo.preset='{self.preset}' is unknown; allowed: default, skopt")
-        if self.preset == "skopt":
+        if self.preset == "skopt":  # the preset's values this algorithm has, where the user left the default
             defaults = {f.name: f.default for f in fields(self)}
             for key, value in SKOPT.items():
-                if getattr(self, key) == defaults[key]:
+                if key in defaults and getattr(self, key) == defaults[key]:
                     object.__setattr__(self, key, value)
         if self.init not in ("sobol", "random"):
             raise ValueError(f"algo.init='{self.init}' is unknown; allowed: sobol, random")
-        if self.xi_units not in ("standardized", "raw"):
-            raise ValueError(f"algo.xi_units='{self.xi_units}' is unknown; allowed: standardized, raw")
-        if self.xi < 0:
-            raise ValueError(f"algo.xi={self.xi} must be >= 0")
-        if self.n_init < 0:
-            raise ValueError(f"algo.n_init={self.n_init} must be >= 0")
+        check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
+
+
+@dataclass(frozen=True)
+class GPUCBConfig(GPBOConfig):
+    """GP-UCB: mu + sqrt(beta_t) sigma."""
+
+    name: str = "gp_ucb"
+    beta: float = 2.0                # constant beta_t
+    beta_schedule: str = "constant"  # constant | srinivas
+    delta: float = 0.1               # confidence parameter of the Srinivas schedule
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.beta_schedule not in ("constant", "srinivas"):
             raise ValueError(f"algo.beta_schedule='{self.beta_schedule}' is unknown; allowed: constant, srinivas")
         if self.beta < 0:
             raise ValueError(f"algo.beta={self.beta} must be >= 0")
         if not 0 < self.delta < 1:
             raise ValueError(f"algo.delta={self.delta} must be in (0, 1)")
+
+
+@dataclass(frozen=True)
+class GPEIConfig(GPBOConfig):
+    """GP-EI and GP-PI: the improvement margin over the best observed value."""
+
+    name: str = "gp_ei"
+    xi: float = 0.0                  # improvement margin over the best observed value
+    xi_units: str = "standardized"   # xi in standardised reward units | raw (objective units, as skopt)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.xi_units not in ("standardized", "raw"):
+            raise ValueError(f"algo.xi_units='{self.xi_units}' is unknown; allowed: standardized, raw")
+        if self.xi < 0:
+            raise ValueError(f"algo.xi={self.xi} must be >= 0")

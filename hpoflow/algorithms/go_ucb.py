@@ -40,6 +40,7 @@ from hpoflow.algorithms.go_ucb_ascent import (
     x_objective,
 )
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
+from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
 
@@ -326,10 +327,10 @@ class BallGOUCB(GOUCB):
         self.b += G.T @ (G @ self.w0 + z - f)
 
     def _maybe_refit(self, t: int) -> bool:
-        """Every ``refit_every`` Phase II rounds (0: never) refit ``w_0`` on all data (warm-started at the current
+        """Every ``refit_every`` Phase II rounds (``never``: never) refit ``w_0`` on all data (warm-started at the current
         centre) and relinearise around it."""
-        every = self.config.refit_every
-        if not (every > 0 and t > 1 and (t - 1) % every == 0):
+        every = period(self.config.refit_every)
+        if every is None or t == 1 or (t - 1) % every:
             return False
         X = torch.stack(self.X)
         z = self._z(torch.tensor(self.rewards, dtype=self.dtype))

@@ -14,9 +14,9 @@ from torch import Tensor
 
 from hpoflow import acquisition as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.algorithms.configs import GPBOConfig
+from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import Surrogate
+from hpoflow.surrogates.base import StandardizedSurrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
@@ -35,11 +35,12 @@ class GPBO(AskTellAlgorithm):
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.model = ctx.surrogate(self.dim)
-        if not isinstance(self.model, Surrogate):
-            raise ValueError(f"algo '{config.name}' needs a surrogate (fit/update/posterior), "
-                             f"got {type(self.model).__name__}")
+        if not isinstance(self.model, StandardizedSurrogate):  # its acquisitions work in standardised units
+            message = (f"algo '{config.name}' needs a surrogate with standardised outputs (surrogate=gp, "
+                       f"skopt_gp or nn), got {type(self.model).__name__}")
+            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
         self.generator = ctx.generator(17)
-        self.n_init = config.n_init or max(2, min(self.dim + 1, ctx.rounds // 2))
+        self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol
             self.init_points = torch.rand(self.n_init, self.dim, generator=ctx.generator(19), dtype=ctx.dtype)
         else:
@@ -55,11 +56,6 @@ class GPBO(AskTellAlgorithm):
         self._asked = 0
 
     # -- acquisition ------------------------------------------------------------------------
-    def beta_t(self, t: int) -> float:
-        if self.config.beta_schedule == "srinivas":
-            return acq.srinivas_beta(t, self.dim, self.config.delta)
-        return self.config.beta
-
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
         """The function to maximise at round ``t`` and diagnostics to log. Override in subclasses."""
         raise NotImplementedError
@@ -77,12 +73,6 @@ class GPBO(AskTellAlgorithm):
     def incumbent(self) -> Tensor:
         """Best observed standardised reward."""
         return self.model.standardize(torch.tensor(self.y, dtype=self.dtype)).max()
-
-    def margin(self) -> float:
-        """The improvement margin ``xi`` in standardised units (``xi_units=raw``: divided by the reward std)."""
-        if self.config.xi_units == "raw":
-            return self.config.xi / float(self.model.y_std)
-        return self.config.xi
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -124,6 +114,12 @@ class GPUCB(GPBO):
     """GP-UCB: maximise mu + sqrt(beta_t) sigma."""
 
     name = "gp_ucb"
+    config: GPUCBConfig
+
+    def beta_t(self, t: int) -> float:
+        if self.config.beta_schedule == "srinivas":
+            return acq.srinivas_beta(t, self.dim, self.config.delta)
+        return self.config.beta
 
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
         beta = self.beta_t(t)
@@ -134,7 +130,19 @@ class GPUCB(GPBO):
         return fn, {"beta": beta}
 
 
-class GPEI(GPBO):
+class GPImprovement(GPBO):
+    """GP-EI and GP-PI: improvement over the best observed reward plus a margin ``xi``."""
+
+    config: GPEIConfig
+
+    def margin(self) -> float:
+        """The improvement margin ``xi`` in standardised units (``xi_units=raw``: divided by the reward std)."""
+        if self.config.xi_units == "raw":
+            return self.config.xi / float(self.model.y_std)
+        return self.config.xi
+
+
+class GPEI(GPImprovement):
     """GP-EI: maximise log expected improvement over the best observed reward."""
 
     name = "gp_ei"
@@ -148,7 +156,7 @@ class GPEI(GPBO):
         return fn, {"incumbent": float(best)}
 
 
-class GPPI(GPBO):
+class GPPI(GPImprovement):
     """GP-PI: maximise log probability of improvement over the best observed reward (margin xi)."""
 
     name = "gp_pi"

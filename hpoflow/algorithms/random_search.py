@@ -40,7 +40,9 @@ class GridSearch(AskTellAlgorithm):
     def __init__(self, config: GridConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
         space, self.dtype = ctx.task.space, ctx.dtype
-        k = config.points_per_dim or max(2, int(math.floor(ctx.rounds ** (1 / space.dim) + 1e-9)))
+        k = config.points_per_dim
+        if k is None:
+            k = max(2, math.floor(ctx.rounds ** (1 / space.dim) + 1e-9))
         self.candidates = ctx.task.candidates
         self.axes = [p.grid(k) for p in space.parameters]
         self.size = self.candidates.shape[0] if self.candidates is not None else math.prod(len(a) for a in self.axes)

@@ -3,9 +3,11 @@
 A hyper-rectangle centred at the best point of the current run, with side ``L`` per dimension scaled
 by the GP's ARD lengthscales (``w_i = l_i / prod(l)^(1/d)``), holds a Thompson-sampling candidate set
 made by perturbing a random subset of the centre's coordinates (probability ``min(20/d, 1)``).
-``L`` doubles after ``success_tolerance`` consecutive improvements, halves after ``failure_tolerance``
-consecutive failures; once below ``length_min`` the run restarts from a fresh design and discards its
+``L`` doubles after ``SUCCESS_TOLERANCE`` consecutive improvements, halves after ``failure_tolerance(d)``
+consecutive failures; once below ``LENGTH_MIN`` the run restarts from a fresh design and discards its
 data (TuRBO-1). The GP is the foundation's ExactGP, refitted each round on the current run's data.
+The region's constants are the paper's (batch size q = 1) and module constants here, not config settings:
+no study varies them.
 """
 from __future__ import annotations
 
@@ -19,14 +21,28 @@ from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 
+LENGTH_INIT, LENGTH_MIN, LENGTH_MAX = 0.8, 0.5**7, 1.6  # side of the region in the unit cube
+SUCCESS_TOLERANCE = 3  # consecutive improvements that double L
+IMPROVEMENT = 1e-3     # a success: y > best + IMPROVEMENT * |best|
+
+
+def failure_tolerance(dim: int) -> int:
+    """Consecutive failures that halve L: the paper's ceil(max(4/q, d/q)) with q = 1."""
+    return max(4, dim)
+
+
+def n_candidates(dim: int) -> int:
+    """Thompson-sampling candidates per round."""
+    return min(100 * dim, 2000)
+
 
 class TrustRegion:
     """The side length ``L`` and its success/failure counters."""
 
-    def __init__(self, config: TuRBOConfig, dim: int) -> None:
-        self.config = config
-        self.length = config.length_init
-        self.failure_tolerance = config.failure_tolerance or max(4, dim)
+    def __init__(self, dim: int) -> None:
+        self.length = LENGTH_INIT
+        self.length_min = LENGTH_MIN
+        self.failure_tolerance = failure_tolerance(dim)
         self.successes = 0
         self.failures = 0
 
@@ -36,14 +52,14 @@ class TrustRegion:
             self.successes, self.failures = self.successes + 1, 0
         else:
             self.successes, self.failures = 0, self.failures + 1
-        if self.successes >= self.config.success_tolerance:
-            self.length, self.successes = min(2.0 * self.length, self.config.length_max), 0
+        if self.successes >= SUCCESS_TOLERANCE:
+            self.length, self.successes = min(2.0 * self.length, LENGTH_MAX), 0
         elif self.failures >= self.failure_tolerance:
             self.length, self.failures = self.length / 2.0, 0
 
     @property
     def needs_restart(self) -> bool:
-        return self.length < self.config.length_min
+        return self.length < self.length_min
 
 
 def tr_bounds(center: Tensor, lengthscale: Tensor, length: float) -> tuple[Tensor, Tensor]:
@@ -65,15 +81,15 @@ class TuRBO(AskTellAlgorithm):
         self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
-        self.n_init = config.n_init or min(2 * self.dim, max(2, ctx.rounds // 4))
-        self.n_candidates = config.n_candidates or min(100 * self.dim, 2000)
+        self.n_init = min(2 * self.dim, max(2, ctx.rounds // 4)) if config.n_init is None else config.n_init
+        self.n_candidates = n_candidates(self.dim)
         self.generator = ctx.generator(41)
         self.restarts = 0
         self._start()
 
     def _start(self) -> None:
         """A fresh trust region: new design, no data, a new GP."""
-        self.tr = TrustRegion(self.config, self.dim)
+        self.tr = TrustRegion(self.dim)
         sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True,
                                               seed=self.ctx.seed * 7919 + 13 * self.restarts + 1)
         self.design = sobol.draw(self.n_init, dtype=self.dtype)
@@ -143,7 +159,7 @@ class TuRBO(AskTellAlgorithm):
         in_design = len(self.y) < self.n_init
         if self.y and not in_design:
             best = max(self.y)
-            self.tr.update(reward > best + self.config.improvement * abs(best))
+            self.tr.update(reward > best + IMPROVEMENT * abs(best))
         self.X.append(suggestion.x.detach().to(self.dtype).reshape(-1))
         self.y.append(reward)
         if self.tr.needs_restart:

@@ -1,8 +1,11 @@
-"""The Surrogate protocol: what an algorithm may call on a model of the objective over the unit cube.
+"""The Surrogate protocols: what an algorithm may call on a model of the objective over the unit cube.
 
-Implemented by :class:`~hpoflow.surrogates.gp.ExactGP`, :class:`~hpoflow.surrogates.temporal.TemporalGP` and
-:class:`~hpoflow.surrogates.parametric.NeuralSurrogate`. Algorithms check a built model against it
-(``isinstance(model, Surrogate)``) instead of probing single methods.
+``Surrogate`` (fit / update / posterior) is implemented by :class:`~hpoflow.surrogates.gp.ExactGP`,
+:class:`~hpoflow.surrogates.temporal.TemporalGP` and :class:`~hpoflow.surrogates.parametric.NeuralSurrogate`.
+Two extensions say what else a model offers: ``StandardizedSurrogate`` (ExactGP, NeuralSurrogate: outputs
+standardised, which GP-BO's acquisitions work in) and ``CandidateSurrogate`` (TemporalGP: a posterior over a
+fixed candidate set at any time). Algorithms check a built model against the protocol they need
+(``isinstance(model, StandardizedSurrogate)``) instead of probing single methods.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ class Surrogate(Protocol):
 
     Shapes: ``X`` is ``n x d`` and ``y`` is ``n``; ``update`` takes one point (``x`` of shape ``d`` or
     ``1 x d``, ``y`` a scalar tensor); ``posterior`` of ``m x d`` inputs returns the mean and the variance,
-    each of shape ``m`` (in the units of ``y``, or of the standardised ``y`` with ``standardized=True``).
+    each of shape ``m``, in the units of ``y``.
     """
 
     @property
@@ -34,18 +37,34 @@ class Surrogate(Protocol):
         """Add one observation; incremental (a rank-one Cholesky extension) where the model allows."""
         ...
 
-    def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
+    def posterior(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """Posterior mean and variance at ``X`` (``m x d``), each of shape ``m``."""
         ...
 
+
+@runtime_checkable
+class StandardizedSurrogate(Surrogate, Protocol):
+    """A surrogate that models standardised outputs ``(y - mean) / std`` (the exact GP, the network)."""
+
+    def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
+        """Mean and variance at ``X`` (``m x d``), each of shape ``m``: in ``y``'s units, or standardised."""
+        ...
+
     def standardize(self, y: Tensor) -> Tensor:
-        """``y`` in the standardised units the model works in (an identity for a model that does not)."""
+        """``y`` (any shape) in the standardised units the model works in."""
         ...
 
 
 @runtime_checkable
 class CandidateSurrogate(Surrogate, Protocol):
-    """A surrogate over a finite candidate set that it can predict at once (the time-varying GP)."""
+    """A surrogate over a finite candidate set that it can predict at once (the time-varying GP).
+
+    Its beliefs are about ``f_t``: ``posterior(X, t)`` and ``candidate_posterior(t)`` take the round ``t``.
+    """
+
+    def posterior(self, X: Tensor, t: float | None = None) -> tuple[Tensor, Tensor]:
+        """Mean and variance of ``f_t`` at ``X`` (``m x d``), each of shape ``m``."""
+        ...
 
     def candidate_posterior(self, t: float | None = None) -> tuple[Tensor, Tensor]:
         """Mean and variance at every candidate (at time ``t``), each of shape ``m``."""

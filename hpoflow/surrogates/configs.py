@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+
+from hpoflow.config_values import Period, check_period
 
 KERNELS = ("matern12", "matern32", "matern52", "rbf")
 
@@ -15,14 +16,14 @@ class GPConfig:
     kernel: str = "matern52"         # matern12 | matern32 | matern52 | rbf
     ard: bool = True
     fit: str = "mll"                 # mll (type-II maximum likelihood with priors) | fixed
-    lengthscale: Optional[float] = None  # initial (mll) or fixed value on the unit cube; None: the prior's mode
+    lengthscale: float | None = None  # initial (mll) or fixed value on the unit cube; None: the prior's mode
     noise: float = 1e-3              # initial (mll) or fixed noise variance of standardised outputs
     outputscale: float = 1.0         # initial or fixed signal variance of standardised outputs
     learn_outputscale: bool = False  # standardised outputs make a unit signal variance a good default
     min_noise: float = 1e-6
     max_iter: int = 100
     fit_ftol: float = 1e-7           # L-BFGS-B relative tolerance on the per-point marginal likelihood
-    refit_every: int = 0             # k >= 1: refit every k updates; 0: auto schedule (growth + surprise)
+    refit_every: Period = None       # null: auto schedule (growth + surprise) | never | k >= 1: every k updates
     refit_growth: float = 0.1        # auto: refit once n has grown by this fraction since the last fit
     refit_surprise: float = 5.0      # auto: refit when a new point's standardised residual exceeds this
     standardize: bool = True
@@ -35,8 +36,7 @@ class GPConfig:
         for key in ("lengthscale", "noise", "outputscale", "min_noise"):
             if getattr(self, key) is not None and getattr(self, key) <= 0:
                 raise ValueError(f"surrogate.{key}={getattr(self, key)} must be > 0")
-        if self.refit_every < 0:
-            raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 0 (0 = auto schedule)")
+        check_period("surrogate.refit_every", self.refit_every, "auto schedule: growth + surprise")
         if self.refit_growth < 0 or self.refit_surprise <= 0:
             raise ValueError(f"surrogate.refit_growth={self.refit_growth} must be >= 0 and "
                              f"surrogate.refit_surprise={self.refit_surprise} > 0")

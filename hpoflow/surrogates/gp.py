@@ -11,17 +11,17 @@ import logging
 import math
 import warnings
 
+import gpytorch
 import numpy as np
 import torch
-from scipy.optimize import minimize
-from torch import Tensor
-
-import gpytorch
 from gpytorch.constraints import GreaterThan, Interval
 from gpytorch.priors import LogNormalPrior
 from linear_operator.utils.errors import NotPSDError
 from linear_operator.utils.warnings import NumericalWarning
+from scipy.optimize import minimize
+from torch import Tensor
 
+from hpoflow.config_values import NEVER
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.kernels import stationary
 from hpoflow.threads import one_blas_thread
@@ -66,7 +66,8 @@ class ExactGP:
     """Exact GP regression on the unit cube with standardised outputs.
 
     ``fit`` (re)sets the data and fits hyperparameters; ``update`` appends points and either refits
-    (every ``refit_every`` updates, warm-started) or extends the Cholesky factor in O(n^2).
+    (on the auto schedule, or every ``refit_every`` updates; warm-started) or extends the Cholesky factor in
+    O(n^2); ``refit_every=never`` keeps the hyperparameters of the first fit with two or more points.
     ``posterior`` returns the latent mean and variance in the original output units; it is
     differentiable in its input so acquisition functions can be optimised by gradient.
     """
@@ -156,9 +157,9 @@ class ExactGP:
 
     def _refit_due(self, x: Tensor, y: Tensor) -> bool:
         c = self.config
-        if c.fit != "mll":
+        if c.fit != "mll" or c.refit_every == NEVER:
             return False
-        if c.refit_every >= 1:
+        if c.refit_every is not None:
             return self._updates_since_fit >= c.refit_every
         if self.n + x.shape[0] >= (1 + c.refit_growth) * self._n_at_fit:
             return True

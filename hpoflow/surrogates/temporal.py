@@ -229,11 +229,8 @@ class TemporalGP:
             return float(t)
         return (self.last_time or 0.0) + 1.0
 
-    def posterior(self, X: Tensor, t: float | None = None, standardized: bool = False) -> tuple[Tensor, Tensor]:
-        """Latent mean and variance of ``f_t`` at ``X`` (``m x d``), each of shape ``m``; differentiable in X.
-
-        ``standardized`` is accepted for interface compatibility; outputs are never standardised.
-        """
+    def posterior(self, X: Tensor, t: float | None = None) -> tuple[Tensor, Tensor]:
+        """Latent mean and variance of ``f_t`` at ``X`` (``m x d``), each of shape ``m``; differentiable in X."""
         X = X.to(self.device, self.dtype).reshape(-1, self.dim)
         prior = torch.diagonal(self.k_space(X[:1], X[:1])).expand(X.shape[0]) if X.shape[0] else X.new_zeros(0)
         if not self.n:
@@ -258,10 +255,6 @@ class TemporalGP:
         mean = self.config.prior_mean + s * self._m_ref
         var = (self._prior_var - (s * s) * self._q_ref).clamp_min(1e-12)
         return mean, var
-
-    def standardize(self, y: Tensor) -> Tensor:
-        """Identity: outputs are modelled in their own units (interface compatibility with ExactGP)."""
-        return y
 
 
 def build(config: TemporalGPConfig, dim: int, dtype: torch.dtype, device: torch.device) -> TemporalGP:

@@ -16,7 +16,7 @@ loss is reported in units of Var(y_train) (the fraction of unexplained variance 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class Split:
     kind: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def _raw(dataset: str) -> tuple[np.ndarray, np.ndarray, str]:
     if dataset == "nir":
         from chemotools.datasets import load_fermentation_train
@@ -60,7 +60,7 @@ def _raw(dataset: str) -> tuple[np.ndarray, np.ndarray, str]:
 def _fractions(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A 50/25/25 random split of ``range(n)``."""
     perm = rng.permutation(n)
-    n_train, n_val = int(round(0.5 * n)), int(round(0.25 * n))
+    n_train, n_val = round(0.5 * n), round(0.25 * n)
     return perm[:n_train], perm[n_train:n_train + n_val], perm[n_train + n_val:]
 
 

@@ -6,8 +6,9 @@ import json
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hpoflow import signals
 from hpoflow.records import Record, RunStatus
@@ -78,7 +79,7 @@ class MlflowTracker:
             self._stored_steps = {m.step for m in history}
             retry(lambda: self.client.update_run(run_id, status="RUNNING"))
             for key, value in tags.items():
-                retry(lambda: self.client.set_tag(run_id, key, str(value)))
+                retry(lambda key=key, value=value: self.client.set_tag(run_id, key, str(value)))
             if "error" in retry(lambda: self.client.get_run(run_id)).data.tags:
                 retry(lambda: self.client.delete_tag(run_id, "error"))  # the earlier crash is over
             return
@@ -92,7 +93,7 @@ class MlflowTracker:
 
         items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
         for i in range(0, len(items), MAX_PARAMS):
-            retry(lambda: self.client.log_batch(run.info.run_id, params=items[i:i + MAX_PARAMS]))
+            retry(lambda batch=items[i:i + MAX_PARAMS]: self.client.log_batch(run.info.run_id, params=batch))
 
     def _start_heartbeat(self) -> None:
         assert self.run_id is not None and self._lease is not None

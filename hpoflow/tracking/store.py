@@ -15,8 +15,9 @@ import os
 import random
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 DEFAULT_DB = "outputs/mlflow.db"
@@ -132,7 +133,7 @@ def retry(fn: Callable[[], T], tries: int = 10, base_delay: float = 0.1, max_del
     for attempt in range(tries):
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - only transient errors are retried, others re-raised
+        except Exception as exc:  # only transient errors are retried, others re-raised
             message = str(exc).lower()
             if attempt == tries - 1 or not any(t in message for t in TRANSIENT):
                 raise

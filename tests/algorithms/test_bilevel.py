@@ -129,7 +129,9 @@ def test_backtracking_iterations_decrease_each_objective_on_real_data():
 
 def test_fresh_w_gradient_costs_three_and_full_counts_its_solver_gradients():
     task, _ = orthogonal_ridge()
-    assert MYHPO(MYHPOConfig(variant="constant", w_grad="fresh"), _ctx(task)).step(1).cost == 3
+    fresh = MYHPO(MYHPOConfig(variant="constant"), _ctx(task))
+    fresh.fresh_w_gradient = True
+    assert fresh.step(1).cost == 3
     assert MYHPO(MYHPOConfig(variant="full"), _ctx(task)).step(1).cost >= 3
 
 
@@ -193,7 +195,7 @@ def test_init_lambda_outside_the_task_range_is_refused():
 def test_config_validation():
     with pytest.raises(ValueError, match="algo.variant='fast' is unknown"):
         MYHPOConfig(variant="fast")
-    with pytest.raises(ValueError, match=r"algo.alpha=-1 must be >= 0 \(0: 1/L"):
+    with pytest.raises(ValueError, match=r"algo.alpha=-1 is not allowed; allowed: null \(1/L .*\) or a number > 0"):
         SHOConfig(alpha=-1)
     with pytest.raises(ValueError, match="algo.init_lambda=0"):
         MYHPOConfig(init_lambda=0)

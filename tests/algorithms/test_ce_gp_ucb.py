@@ -72,7 +72,8 @@ def test_continuous_domain_uses_lbfgs_local_optima():
                        surrogate=partial(build, TemporalGPConfig(epsilon=0.01, noise=1.0, outputscale=100.0),
                                          dtype=torch.float64, device="cpu"))
     entry = registry.get("algorithm", "ce_gp_ucb")
-    algorithm = entry.load()(entry.make_config(n_starts=8), ctx)
+    algorithm = entry.load()(entry.make_config(), ctx)
+    algorithm.n_starts = 8
     res = run(task, algorithm, budget=Budget(6))
     assert len(res.records) == 6 and all("n_compared" in r.metrics for r in res.records)
 

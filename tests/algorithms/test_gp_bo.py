@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPBOConfig
+from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.records import Failure
 from hpoflow.surrogates.gp import ExactGP
@@ -14,7 +14,7 @@ from hpoflow.tasks.synthetic import make_branin
 
 def test_failed_point_is_told_with_the_worst_reward():
     task = make_branin()
-    algo = GPEI(GPBOConfig(n_init=3), BuildContext(task=task, rounds=10, seed=0, surrogate=lambda d: ExactGP(d)))
+    algo = GPEI(GPEIConfig(n_init=3), BuildContext(task=task, rounds=10, seed=0, surrogate=lambda d: ExactGP(d)))
     for t in range(1, 4):
         s = algo.ask(t)
         algo.tell(s, task.evaluate(s.config, round=t))
@@ -25,20 +25,20 @@ def test_failed_point_is_told_with_the_worst_reward():
 
 
 def test_skopt_preset_sets_gp_minimize_defaults_and_keeps_explicit_values():
-    c = GPBOConfig(preset="skopt")
+    c = GPEIConfig(preset="skopt")
     assert (c.n_init, c.init, c.xi, c.xi_units) == (10, "random", 0.01, "raw")
-    assert c.beta == pytest.approx(1.96**2)
-    assert GPBOConfig(preset="skopt", n_init=4).n_init == 4
+    assert GPUCBConfig(preset="skopt").beta == pytest.approx(1.96**2)
+    assert GPEIConfig(preset="skopt", n_init=4).n_init == 4
     with pytest.raises(ValueError, match="algo.preset"):
-        GPBOConfig(preset="sklearn")
+        GPEIConfig(preset="sklearn")
     with pytest.raises(ValueError, match="algo.init"):
-        GPBOConfig(init="lhs")
+        GPEIConfig(init="lhs")
 
 
 def test_raw_xi_is_divided_by_the_reward_std_and_shifts_the_ei_incumbent():
     task = make_branin()
     ctx = BuildContext(task=task, rounds=8, seed=0, surrogate=lambda d: ExactGP(d))
-    algo = GPEI(GPBOConfig(preset="skopt", n_init=3), ctx)
+    algo = GPEI(GPEIConfig(preset="skopt", n_init=3), ctx)
     assert algo.init_points.shape == (3, 2)
     for t in range(1, 5):
         s = algo.ask(t)
@@ -46,5 +46,14 @@ def test_raw_xi_is_divided_by_the_reward_std_and_shifts_the_ei_incumbent():
     assert algo.margin() == pytest.approx(0.01 / float(algo.model.y_std))
     _, info = algo.acquisition(5)
     assert info["incumbent"] == pytest.approx(float(algo.incumbent()) + algo.margin())
-    ours = GPEI(GPBOConfig(n_init=3), ctx)
+    ours = GPEI(GPEIConfig(n_init=3), ctx)
     assert ours.margin() == 0.0
+
+
+def test_gp_bo_refuses_the_time_varying_gp_which_does_not_standardise_its_outputs():
+    import hpoflow
+    from hpoflow.app import ConfigError
+
+    with pytest.raises(ConfigError, match="needs a surrogate with standardised outputs .*got TemporalGP"):
+        hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="tv_gp")
+    assert hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="nn").model.n == 0

@@ -19,7 +19,7 @@ torch.set_num_threads(1)
 
 
 def test_trust_region_expands_after_successes_and_shrinks_after_failures():
-    tr = TrustRegion(TuRBOConfig(), dim=6)
+    tr = TrustRegion(dim=6)
     assert tr.length == 0.8 and tr.failure_tolerance == 6
     for _ in range(2):
         tr.update(True)
@@ -60,7 +60,8 @@ def _turbo(rounds: int = 20, **kw) -> TuRBO:
 
 
 def test_candidates_lie_in_the_region_and_perturb_at_least_one_coordinate():
-    algo = _turbo(n_candidates=300)
+    algo = _turbo()
+    algo.n_candidates = 300
     center = torch.tensor([0.3, 0.6], dtype=torch.float64)
     lb, ub = center - 0.1, center + 0.1
     cand = algo.candidates(center, lb, ub)
@@ -70,7 +71,8 @@ def test_candidates_lie_in_the_region_and_perturb_at_least_one_coordinate():
 
 
 def test_restart_after_the_region_collapses_discards_the_data():
-    algo = _turbo(n_init=3, length_min=0.2, failure_tolerance=1)
+    algo = _turbo(n_init=3)
+    algo.tr.length_min, algo.tr.failure_tolerance = 0.2, 1
     for t in range(1, 4):
         s = algo.ask(t)
         algo.tell(s, Evaluation(value=10.0 - t))  # branin is minimised: improving design

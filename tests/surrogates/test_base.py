@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from hpoflow import registry
-from hpoflow.surrogates.base import CandidateSurrogate, Surrogate
+from hpoflow.surrogates.base import CandidateSurrogate, StandardizedSurrogate, Surrogate
 
 
 @pytest.mark.parametrize("name", [e.name for e in registry.entries("surrogate")])
@@ -21,6 +21,7 @@ def test_every_registered_surrogate_fits_updates_and_predicts_with_the_protocols
     mean, var = model.posterior(torch.rand(5, 2, generator=g, dtype=torch.float64))
     assert model.n == 7 and mean.shape == var.shape == (5,) and bool((var >= 0).all())
     assert isinstance(model, CandidateSurrogate) == (name == "tv_gp")
+    assert isinstance(model, StandardizedSurrogate) == (name != "tv_gp")  # the time-varying GP models raw y
 
 
 def test_an_object_without_the_methods_is_not_a_surrogate():

@@ -73,7 +73,7 @@ def test_posterior_is_differentiable_in_inputs_only():
 
 def test_auto_refit_schedule_refits_on_growth_or_surprise_only():
     X, y = _data(60)
-    gp = ExactGP(2, GPConfig(max_iter=15))  # refit_every=0: auto
+    gp = ExactGP(2, GPConfig(max_iter=15))  # refit_every=null: auto
     gp.fit(X[:40], y[:40])
     ls = gp.lengthscale.clone()
     for i in range(40, 43):  # 3 ordinary points: growth < 10%, residuals small -> no refit

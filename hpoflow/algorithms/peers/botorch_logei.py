@@ -76,7 +76,7 @@ class BoTorchLogEI(PeerAlgorithm):
         super().__init__(ctx)
         self.config, self.seed = config, ctx.seed
         d = self.space.dim
-        self.n_init = config.n_init or max(2, min(d + 1, ctx.rounds // 2))
+        self.n_init = max(2, min(d + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         self.coords = MixedCoordinates(self.space)
         self.sobol = torch.quasirandom.SobolEngine(d, scramble=True, seed=ctx.seed)
         self.X: list[Tensor] = []   # BoTorch points of the successful evaluations

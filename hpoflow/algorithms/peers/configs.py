@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.config_values import check_auto_int
+
 
 @dataclass(frozen=True)
 class OptunaConfig:
@@ -28,13 +30,12 @@ class BoTorchConfig:
     """SingleTaskGP (MixedSingleTaskGP with categoricals) + LogExpectedImprovement, maximised by optimize_acqf."""
 
     name: str = "botorch_logei"
-    n_init: int = 0          # 0: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points (as gp_ei)
+    n_init: int | None = None  # null: max(2, min(d + 1, rounds // 2)) scrambled-Sobol points (as gp_ei)
     num_restarts: int = 10   # optimize_acqf's multi-start L-BFGS-B restarts (BoTorch tutorials' value)
     raw_samples: int = 512   # raw samples for the restarts' initialisation (BoTorch tutorials' value)
 
     def __post_init__(self) -> None:
-        if self.n_init < 0:
-            raise ValueError(f"algo.n_init={self.n_init} must be >= 0")
+        check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
         if self.num_restarts < 1 or self.raw_samples < 1:
             raise ValueError(f"algo.num_restarts={self.num_restarts} and algo.raw_samples={self.raw_samples} "
                              "must be >= 1")
