@@ -129,10 +129,10 @@ def register_builtins(register: Callable[..., object]) -> None:
 
     register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
              "GO-UCB: neural-network surrogate (selects surrogate=nn), ball (ICML) or bonus (arXiv) optimism",
-             smoke=("task=branin", "surrogate=nn", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
+             smoke=("task=branin", "surrogate=nn", "algo.advanced.ascent_steps=5", "algo.advanced.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
     register(A, "go_ucb_paper", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
              "GO-UCB with paper 004's Appendix D.1 settings literally (algo.preset=paper; selects surrogate=nn)",
-             smoke=("task=branin", "surrogate=nn", "algo.ascent_steps=5", "algo.raw_samples=64"), tasks=("go_ucb_f1",),
+             smoke=("task=branin", "surrogate=nn", "algo.advanced.ascent_steps=5", "algo.advanced.raw_samples=64"), tasks=("go_ucb_f1",),
              preset="paper")
     register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
              "two-layer network f_w(x) with a linearised (Laplace) variance")

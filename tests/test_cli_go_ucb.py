@@ -6,13 +6,14 @@ from mlflow.tracking import MlflowClient
 
 from tests.conftest import mlflow_runs
 
-TINY_NN = ("surrogate.iterations=100", "surrogate.restarts=1", "algo.ascent_steps=10", "algo.raw_samples=64")
+TINY_NN = ("surrogate.iterations=100", "surrogate.restarts=1", "algo.advanced.ascent_steps=10",
+           "algo.advanced.raw_samples=64")
 
 
 @pytest.mark.parametrize("variant", ["ball", "bonus"])
 def test_go_ucb_cli_logs_phase_and_ball_diagnostics(run_cli, store, variant):
     run_cli("algo=go_ucb", f"algo.variant={variant}", "task=go_ucb_f1", "task.dim=3", "budget.rounds=6",
-            "algo.refit_iterations=50", *TINY_NN, f"tracking.uri={store}")
+            "algo.advanced.refit_iterations=50", *TINY_NN, f"tracking.uri={store}")
     (run,) = mlflow_runs(store, "go_ucb_f1")
     assert run.info.status == "FINISHED" and run.data.tags["algo"] == "go_ucb"
     client = MlflowClient(tracking_uri=store)
@@ -46,7 +47,8 @@ def test_go_ucb_bad_variant_is_a_one_line_error(run_cli):
 
 def test_go_ucb_paper_preset_runs_from_the_cli_and_logs_its_preset(run_cli, store):
     run_cli("algo=go_ucb", "algo.preset=paper", "task=go_ucb_f1", "task.dim=3", "budget.rounds=6",
-            "algo.ascent_steps=20", "algo.raw_samples=64", "surrogate.iterations=50", f"tracking.uri={store}")
+            "algo.advanced.ascent_steps=20", "algo.advanced.raw_samples=64", "surrogate.iterations=50",
+            f"tracking.uri={store}")
     (run,) = mlflow_runs(store, "go_ucb_f1")
     assert run.info.status == "FINISHED" and run.data.params["algo.preset"] == "paper"
     assert {"beta", "acquisition"} <= set(run.data.metrics)

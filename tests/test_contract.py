@@ -6,8 +6,8 @@ import math
 import pytest
 
 from hpoflow import registry
-from hpoflow.app import build_algorithm, build_task, validate
 from hpoflow.algorithms.base import BuildContext
+from hpoflow.app import build_algorithm, build_task, validate
 from hpoflow.loop import Budget, run
 
 CHEAP_DEFAULT = ("task=branin",)
@@ -22,8 +22,11 @@ def _settings(overrides: tuple[str, ...], algo: str, rounds: int = 5):
         if key in ("task", "surrogate", "algo"):
             raw[key] = {"name": value}
         else:
-            group, _, field = key.partition(".")
-            raw.setdefault(group, {})[field] = int(value) if value.isdigit() else value
+            group, *path = key.split(".")  # a dotted override (algo.advanced.raw_samples=64) nests, as in Hydra
+            node = raw.setdefault(group, {})
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = int(value) if value.isdigit() else value
     return validate(raw)
 
 

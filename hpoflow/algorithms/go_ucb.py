@@ -3,7 +3,8 @@
 Phase I queries ``n`` uniform points and fits ``w_0`` by least squares (the regression oracle).
 Phase II, variant ``ball`` (ICML Algorithm 1), keeps ``Sigma_t = lam I + sum_i g_i g_i^T`` with
 ``g_i = grad_w f_{x_i}(w_i)`` and the closed-form centre ``w_t`` of eq. 5, and picks
-``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``. The
+``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``
+(``go_ucb_ascent``: all starts at once, stopped once no start improves for ``advanced.ascent_patience`` steps). The
 ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma_t = L L^T``), where
 ``Ball_t`` is the unit ball ``||z|| <= 1``, so the projection is exact and a radial rescaling.
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
@@ -15,8 +16,8 @@ scaled with the Phase I median and interquartile range (``outputs``), fixed for 
 stays consistent, and clipped from below (``clip_low``). Step 5 searches a box around the best observed point
 (side ``trust_region``, halved after ``shrink_after`` non-improving queries and doubled back on an improvement, as
 TuRBO does), kept ``interior`` away from the cube's faces, and returns the best candidate not queried before
-(``avoid_repeats``);
-``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``).
+(``avoid_repeats``); ``preset=paper`` restores Appendix D.1 literally (see ``go_ucb_config.PAPER``). Solver
+internals and ablation toggles live in ``algo.advanced.*`` (:class:`go_ucb_config.GOUCBAdvanced`).
 """
 from __future__ import annotations
 
@@ -24,17 +25,24 @@ import json
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.go_ucb_ascent import (
+    Objective,
+    onto_box,
+    onto_unit_ball,
+    projected_ascent,
+    whitened_objective,
+    x_objective,
+)
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
-from hpoflow.surrogates.steppers import Stepper
 
 
 def closed_form_center(G: Tensor, W_prev: Tensor, f_prev: Tensor, y: Tensor, lam: float, w0: Tensor) -> Tensor:
@@ -102,13 +110,22 @@ def _key(config: dict[str, Any]) -> str:
 
 
 class GOUCB(AskTellAlgorithm):
-    """GO-UCB with the ``ball`` (default) or ``bonus`` Phase II."""
+    """GO-UCB's shared part: Phase I, the reward scaling, Step 5's search box, candidates, ascent and choice.
+
+    The Phase II rule is the variant's: :class:`BallGOUCB` (``variant=ball``, ICML Algorithm 1) or
+    :class:`BonusGOUCB` (``variant=bonus``, arXiv); ``GOUCB(config, ctx)`` builds the one ``config.variant`` names.
+    """
 
     name = "go_ucb"
 
+    def __new__(cls, config: GOUCBConfig | None = None, ctx: BuildContext | None = None) -> Self:
+        """``GOUCB(config, ctx)`` is an instance of the variant's class (as ``pathlib.Path()`` is a ``PosixPath``)."""
+        variant = {"ball": BallGOUCB, "bonus": BonusGOUCB}[config.variant] if cls is GOUCB and config else cls
+        return super().__new__(variant)
+
     def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
-        self.config, self.dtype = config, ctx.dtype
+        self.config, self.advanced, self.dtype = config, config.advanced, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.rounds = ctx.rounds
@@ -118,33 +135,35 @@ class GOUCB(AskTellAlgorithm):
         self.d_w = self.model.d_w
         self.generator = ctx.generator(29)
         self.init_points = torch.rand(self.n_init, self.dim, generator=self.generator, dtype=ctx.dtype)
-        self.lam = config.lam or config.lam_scale * math.sqrt(self.T2)
         self.X: list[Tensor] = []
         self.rewards: list[float] = []
         self.w0: Tensor | None = None
         self.w_t: Tensor | None = None
         self.t = 0  # Phase II rounds told so far
         self._asked = 0
-        self.Sigma = self.lam * torch.eye(self.d_w, dtype=ctx.dtype)
-        self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
         self.mu, self.scale, self.F = 0.0, 1.0, 1.0
         self.queried: set[str] = set()
         self.side = config.trust_region  # Step 5's box side: halved after failures, doubled on an improvement
         self._failures = 0
 
-    # -- schedules --------------------------------------------------------------------------
-    def beta_t(self, t: int) -> float:
-        """beta_t: the paper's ``d_w^3 F^4 t / T`` (Appendix D.1) times ``beta_scale``, or a constant."""
-        if self.config.beta_schedule == "constant":
-            return self.config.beta
-        return self.config.beta_scale * self.d_w**3 * self.F**4 * t / self.T2
+    # -- the variant's Phase II ---------------------------------------------------------------
+    def _phase_two(self, t: int) -> tuple[Tensor, dict[str, float]]:
+        """Phase II round ``t`` (1-based): the point to query and what to log about the choice."""
+        raise NotImplementedError
 
+    def _maybe_refit(self, t: int) -> bool:
+        """Refit the oracle before round ``t`` when the variant's schedule says so; whether it did."""
+        return False
+
+    def _observe(self, x: Tensor, reward: float) -> None:
+        """Take in a Phase II observation (after it was appended to the data)."""
+
+    # -- Phase I ----------------------------------------------------------------------------
     def _z(self, rewards: Tensor) -> Tensor:
         """Scaled rewards the network fits, clipped from below at ``-clip_low`` (when > 0)."""
         z = (rewards - self.mu) / self.scale
         return z.clamp_min(-self.config.clip_low) if self.config.clip_low > 0 else z
 
-    # -- Phase I ----------------------------------------------------------------------------
     def _finish_phase_one(self) -> None:
         y = torch.tensor(self.rewards, dtype=self.dtype)
         self.mu, self.scale = output_scaling(y, self.config.outputs)
@@ -152,155 +171,8 @@ class GOUCB(AskTellAlgorithm):
         self.F = max(1.0, float(z.abs().max()))
         self.w0, self.oracle_mse = self.model.fit(torch.stack(self.X), z, self.generator)
         self.w_t = self.w0.clone()
-        if self.config.phase1_in_sigma:
-            self._relinearise()
 
-    def _relinearise(self) -> None:
-        """Sigma_t and the right-hand side of eq. 5 with every used point linearised at ``w_0`` (``w_i = w_0``).
-
-        Used points: all data with ``phase1_in_sigma``, else the Phase II points only.
-        """
-        start = 0 if self.config.phase1_in_sigma else self.n_init
-        self.Sigma = self.lam * torch.eye(self.d_w, dtype=self.dtype)
-        self.b = torch.zeros(self.d_w, dtype=self.dtype)
-        if len(self.X) <= start:
-            return
-        X = torch.stack(self.X[start:])
-        z = self._z(torch.tensor(self.rewards[start:], dtype=self.dtype))
-        G = self.model.grad_w(self.w0, X)
-        f = self.model.value(self.w0, X)
-        self.Sigma += G.T @ G
-        self.b += G.T @ (G @ self.w0 + z - f)
-
-    def _refit(self) -> None:
-        """Refit ``w_0`` on all data (warm-started at the current centre) and relinearise around it."""
-        X = torch.stack(self.X)
-        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
-        self.w0, self.oracle_mse = self.model.fit(X, z, self.generator, w0=self.w_t,
-                                                  iterations=self.config.refit_iterations, restarts=1)
-        self.w_t = self.w0.clone()
-        self._relinearise()
-
-    # -- Phase II: ball ---------------------------------------------------------------------
-    def _ball_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
-        L = torch.linalg.cholesky(self.Sigma)
-        self.w_t = torch.cholesky_solve((self.b + self.lam * self.w0).unsqueeze(-1), L).squeeze(-1)
-        beta = self.beta_t(t)
-        Linv = torch.linalg.solve_triangular(L, torch.eye(self.d_w, dtype=self.dtype), upper=False)
-        w_hat, root = self.w_t, math.sqrt(beta)
-
-        raw = self._raw_points()
-        with torch.no_grad():
-            u = self.model.grad_w(w_hat, raw) @ Linv.T        # rows L^{-1} g_x
-            unorm = torch.linalg.norm(u, dim=1)
-            score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
-
-        def linear(P: Tensor) -> Tensor:
-            return self.linear_ucb(P, w_hat, Linv, root)
-
-        k = min(self.config.ascent_starts, raw.shape[0])
-        top = torch.topk(score, k).indices
-        if self.config.ball_max == "linear":
-            return self._linear_ascent(raw, top, score, w_hat, Linv, root, beta)
-        X = raw[top].clone().requires_grad_(True)
-        Z = (u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)).clone().requires_grad_(True)
-        opt = self._optimizer([X], [Z])
-        lo, hi = self._region()
-        best_X, best_Z = X.detach().clone(), Z.detach().clone()
-        best_v = torch.full((k,), -math.inf, dtype=self.dtype)
-        for step in range(self.config.ascent_steps + 1):
-            W = w_hat + root * (Z @ Linv)
-            values = self.model.value_pairs(W, X)
-            with torch.no_grad():  # the best point each start has visited
-                better = values > best_v
-                best_v = torch.where(better, values, best_v)
-                best_X[better], best_Z[better] = X[better], Z[better]
-            if step == self.config.ascent_steps:
-                break
-            opt.zero_grad()
-            (-values.sum()).backward()
-            opt.step()
-            with torch.no_grad():  # projections: x onto the search box, z onto the unit ball (= w onto Ball_t)
-                X.copy_(torch.minimum(torch.maximum(X, lo), hi))
-                Z.div_(torch.linalg.norm(Z, dim=1, keepdim=True).clamp_min(1.0))
-        j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
-        w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None else w_hat
-        info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
-                "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
-                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
-        return best_x, info
-
-    def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
-        """``max_{w in Ball_t}`` of the first-order expansion of ``f_x`` at ``w_hat``, in closed form:
-        ``f_x(w_hat) + sqrt(beta) ||grad_w f_x(w_hat)||_{Sigma^-1}`` (the bound of Lemma C.8 / 5.4)."""
-        u = self.model.grad_w(w_hat, X) @ Linv.T
-        return self.model.value(w_hat, X) + root * torch.sqrt((u * u).sum(1) + 1e-24)
-
-    def _linear_ascent(self, raw: Tensor, top: Tensor, score: Tensor, w_hat: Tensor, Linv: Tensor,
-                       root: float, beta: float) -> tuple[Tensor, dict[str, float]]:
-        """Projected gradient ascent over x of :meth:`linear_ucb` (``ball_max=linear``)."""
-        X = raw[top].clone().requires_grad_(True)
-        opt = self._optimizer([X], [])
-        lo, hi = self._region()
-        best_X, best_v = X.detach().clone(), torch.full((X.shape[0],), -math.inf, dtype=self.dtype)
-        for step in range(self.config.ascent_steps + 1):
-            values = self.linear_ucb(X, w_hat, Linv, root)
-            with torch.no_grad():
-                better = values > best_v
-                best_v = torch.where(better, values, best_v)
-                best_X[better] = X[better]
-            if step == self.config.ascent_steps:
-                break
-            opt.zero_grad()
-            (-values.sum()).backward()
-            opt.step()
-            with torch.no_grad():
-                X.copy_(torch.minimum(torch.maximum(X, lo), hi))
-        _, best_x, value = self._choose(best_X, best_v, raw, score,
-                                        lambda P: self.linear_ucb(P, w_hat, Linv, root))
-        info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam), "w_shift": 0.0,
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
-                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
-        return best_x, info
-
-    # -- Phase II: bonus --------------------------------------------------------------------
-    def _bonus_round(self, t: int) -> tuple[Tensor, dict[str, float]]:
-        X = torch.stack(self.X)
-        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
-        self.w_t, mse = self.model.fit(X, z, self.generator, w0=self.w_t,
-                                       iterations=self.config.refit_iterations, restarts=1)
-        w_hat, c = self.w_t, self.config
-        t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
-        coef = c.sigma * math.sqrt(c.U / t)
-
-        def acq(P: Tensor) -> Tensor:  # differentiable in P (grad_w keeps its graph when P requires grad)
-            g = self.model.grad_w(w_hat, P)
-            return self.model.value(w_hat, P) + coef * torch.sqrt((g * g).sum(1) + 1e-24) + c.U / t
-
-        raw = self._raw_points()
-        with torch.no_grad():
-            score = acq(raw)
-        k = min(c.ascent_starts, raw.shape[0])
-        top = torch.topk(score, k).indices
-        Xs = raw[top].clone().requires_grad_(True)
-        opt = self._optimizer([Xs], [])
-        lo, hi = self._region()
-        for _ in range(c.ascent_steps):
-            opt.zero_grad()
-            (-acq(Xs).sum()).backward()
-            opt.step()
-            with torch.no_grad():
-                Xs.copy_(torch.minimum(torch.maximum(Xs, lo), hi))
-        with torch.no_grad():
-            final = acq(Xs.detach())
-        _, best_x, best_v = self._choose(Xs.detach(), final, raw, score, acq)
-        info = {"bonus_coef": coef, "acquisition": best_v, "train_mse": mse,
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)),
-                "predicted": float(self.model.value(w_hat, best_x.unsqueeze(0))[0]) * self.scale + self.mu}
-        return best_x, info
-
-    # -- Step 5 helpers: search box, starts, optimiser, choice ----------------------------------
+    # -- Step 5: search box, starts, ascent, choice ---------------------------------------------
     def _incumbent(self) -> Tensor:
         return self.X[int(torch.tensor(self.rewards).argmax())]
 
@@ -320,15 +192,24 @@ class GOUCB(AskTellAlgorithm):
     def _raw_points(self, side: float | None = None) -> Tensor:
         """``raw_samples`` uniform points of the search box and the best observed point (``m x d``)."""
         lo, hi = self._region(side)
-        raw = lo + (hi - lo) * torch.rand(self.config.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
+        raw = lo + (hi - lo) * torch.rand(self.advanced.raw_samples, self.dim, generator=self.generator,
+                                          dtype=self.dtype)
         return torch.cat([raw, self._incumbent().unsqueeze(0)])
 
-    def _optimizer(self, xs: list[Tensor], ws: list[Tensor]) -> Stepper:
-        """Adam (unit-cube steps) or plain gradient ascent with the rate in the net's input units (the paper)."""
-        c = self.config
-        lr_x = c.ascent_lr if c.ascent_optimizer == "adam" else c.ascent_lr / self.model.config.input_scale**2
-        # sgd: x_in = s x, so a step lr in x_in is lr / s^2 in x
-        return Stepper(c.ascent_optimizer, [(x, lr_x) for x in xs] + [(w, c.ascent_lr_w) for w in ws])
+    def _starts(self, score: Tensor) -> Tensor:
+        """Indices of the ``ascent_starts`` best-scored raw points."""
+        return torch.topk(score, min(self.advanced.ascent_starts, score.shape[0])).indices
+
+    def _ascend(self, objective: Objective, starts: list[Tensor], keep: str = "best") -> tuple[list[Tensor], Tensor]:
+        """Step 5's ascent (:func:`projected_ascent`) from ``starts = [X0]`` (x only) or ``[X0, Z0]`` (x and the
+        whitened w): x stays in the search box, z in the unit ball (= w in Ball_t)."""
+        a = self.advanced
+        lr_x = a.ascent_lr if a.ascent_optimizer == "adam" else a.ascent_lr / self.model.config.input_scale**2
+        # sgd (the paper): the rate is in the net's input units, x_in = s x, so lr / s^2 in x
+        rates, projections = [lr_x, a.ascent_lr_w][:len(starts)], [onto_box(*self._region()), onto_unit_ball]
+        params, values, _ = projected_ascent(objective, starts, rates, projections[:len(starts)], a.ascent_steps,
+                                             a.ascent_optimizer, a.ascent_patience if keep == "best" else 0, keep)
+        return params, values
 
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
@@ -358,9 +239,13 @@ class GOUCB(AskTellAlgorithm):
                     score = score_fn(raw)
         return order[0], X[order[0]].detach().clone(), float(values[order[0]])
 
+    def _predicted(self, w: Tensor, x: Tensor) -> float:
+        """``f_x(w)`` in the task's reward units."""
+        return float(self.model.value(w, x.unsqueeze(0))[0]) * self.scale + self.mu
+
     def _adapt_region(self, improved: bool) -> None:
         """TuRBO's rule on Step 5's box: ``shrink_after`` Phase II queries in a row that do not improve the best
-        halve its side (down to ``trust_region_min``); an improvement doubles it (up to ``trust_region``)."""
+        halve its side (down to ``advanced.trust_region_min``); an improvement doubles it (up to ``trust_region``)."""
         c = self.config
         if c.shrink_after == 0:
             return
@@ -369,7 +254,7 @@ class GOUCB(AskTellAlgorithm):
             return
         self._failures += 1
         if self._failures >= c.shrink_after:
-            self._failures, self.side = 0, max(self.side / 2, min(c.trust_region_min, c.trust_region))
+            self._failures, self.side = 0, max(self.side / 2, min(self.advanced.trust_region_min, c.trust_region))
 
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -381,11 +266,8 @@ class GOUCB(AskTellAlgorithm):
         if self.w0 is None:
             self._finish_phase_one()
         t = self.t + 1
-        every = period(self.config.refit_every)
-        refit = self.config.variant == "ball" and every is not None and t > 1 and (t - 1) % every == 0
-        if refit:
-            self._refit()
-        x, info = self._ball_round(t) if self.config.variant == "ball" else self._bonus_round(t)
+        refit = self._maybe_refit(t)
+        x, info = self._phase_two(t)
         info.update(phase=1.0, phase2_round=float(t), oracle_mse=self.oracle_mse, refit=float(refit),
                     region_side=self.side, acq_time=time.perf_counter() - start)
         return Suggestion(self.task.space.decode(x), x, info=info)
@@ -403,9 +285,130 @@ class GOUCB(AskTellAlgorithm):
         if self.w0 is None:
             return
         self.t += 1
-        if self.config.variant == "ball":  # rank-one updates of Sigma_t and of the right-hand side of eq. 5
-            w_i = self.w_t
-            g = self.model.grad_w(w_i, x.unsqueeze(0))[0]
-            f_i = float(self.model.value(w_i, x.unsqueeze(0))[0])
-            self.Sigma += torch.outer(g, g)
-            self.b += g * (float(g @ w_i) + float(self._z(torch.tensor(reward))) - f_i)
+        self._observe(x, reward)
+
+
+class BallGOUCB(GOUCB):
+    """ICML Algorithm 1: ``Sigma_t``, the closed-form centre ``w_t`` (eq. 5) and ``x_t = argmax_x max_{w in Ball_t}
+    f_x(w)`` (``ball_max=exact``) or of its first-order expansion at ``w_t`` (``ball_max=linear``)."""
+
+    def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
+        super().__init__(config, ctx)
+        self.lam = config.advanced.lam or config.advanced.lam_scale * math.sqrt(self.T2)
+        self.Sigma = self.lam * torch.eye(self.d_w, dtype=ctx.dtype)
+        self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
+
+    def beta_t(self, t: int) -> float:
+        """beta_t: the paper's ``d_w^3 F^4 t / T`` (Appendix D.1) times ``beta_scale``, or a constant."""
+        if self.advanced.beta_schedule == "constant":
+            return self.config.beta
+        return self.advanced.beta_scale * self.d_w**3 * self.F**4 * t / self.T2
+
+    def _finish_phase_one(self) -> None:
+        super()._finish_phase_one()
+        if self.advanced.phase1_in_sigma:
+            self._relinearise()
+
+    def _relinearise(self) -> None:
+        """Sigma_t and the right-hand side of eq. 5 with every used point linearised at ``w_0`` (``w_i = w_0``).
+
+        Used points: all data with ``phase1_in_sigma``, else the Phase II points only.
+        """
+        start = 0 if self.advanced.phase1_in_sigma else self.n_init
+        self.Sigma = self.lam * torch.eye(self.d_w, dtype=self.dtype)
+        self.b = torch.zeros(self.d_w, dtype=self.dtype)
+        if len(self.X) <= start:
+            return
+        X = torch.stack(self.X[start:])
+        z = self._z(torch.tensor(self.rewards[start:], dtype=self.dtype))
+        G = self.model.grad_w(self.w0, X)
+        f = self.model.value(self.w0, X)
+        self.Sigma += G.T @ G
+        self.b += G.T @ (G @ self.w0 + z - f)
+
+    def _maybe_refit(self, t: int) -> bool:
+        """Every ``refit_every`` Phase II rounds (``never``: never) refit ``w_0`` on all data (warm-started at the current
+        centre) and relinearise around it."""
+        every = period(self.config.refit_every)
+        if every is None or t == 1 or (t - 1) % every:
+            return False
+        X = torch.stack(self.X)
+        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
+        self.w0, self.oracle_mse = self.model.fit(X, z, self.generator, w0=self.w_t,
+                                                  iterations=self.advanced.refit_iterations, restarts=1)
+        self.w_t = self.w0.clone()
+        self._relinearise()
+        return True
+
+    def _phase_two(self, t: int) -> tuple[Tensor, dict[str, float]]:
+        L = torch.linalg.cholesky(self.Sigma)
+        self.w_t = torch.cholesky_solve((self.b + self.lam * self.w0).unsqueeze(-1), L).squeeze(-1)
+        beta = self.beta_t(t)
+        Linv = torch.linalg.solve_triangular(L, torch.eye(self.d_w, dtype=self.dtype), upper=False)
+        w_hat, root = self.w_t, math.sqrt(beta)
+
+        raw = self._raw_points()
+        with torch.no_grad():
+            u = self.model.grad_w(w_hat, raw) @ Linv.T        # rows L^{-1} g_x
+            unorm = torch.linalg.norm(u, dim=1)
+            score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
+
+        def linear(P: Tensor) -> Tensor:
+            return self.linear_ucb(P, w_hat, Linv, root)
+
+        top = self._starts(score)
+        if self.advanced.ball_max == "linear":
+            (best_X,), best_v = self._ascend(x_objective(linear), [raw[top]])
+        else:  # the exact max over the ball: z starts where the linearised max puts it, L^{-1} g_x / ||L^{-1} g_x||
+            Z0 = u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)
+            (best_X, best_Z), best_v = self._ascend(whitened_objective(self.model, w_hat, Linv, root), [raw[top], Z0])
+        j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
+        exact = self.advanced.ball_max == "exact"
+        w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None and exact else w_hat
+        info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
+                "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
+                "predicted": self._predicted(w_hat, best_x)}
+        return best_x, info
+
+    def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
+        """``max_{w in Ball_t}`` of the first-order expansion of ``f_x`` at ``w_hat``, in closed form:
+        ``f_x(w_hat) + sqrt(beta) ||grad_w f_x(w_hat)||_{Sigma^-1}`` (the bound of Lemma C.8 / 5.4)."""
+        u = self.model.grad_w(w_hat, X) @ Linv.T
+        return self.model.value(w_hat, X) + root * torch.sqrt((u * u).sum(1) + 1e-24)
+
+    def _observe(self, x: Tensor, reward: float) -> None:
+        """Rank-one updates of Sigma_t and of the right-hand side of eq. 5, linearised at the current centre."""
+        w_i = self.w_t
+        g = self.model.grad_w(w_i, x.unsqueeze(0))[0]
+        f_i = float(self.model.value(w_i, x.unsqueeze(0))[0])
+        self.Sigma += torch.outer(g, g)
+        self.b += g * (float(g @ w_i) + float(self._z(torch.tensor(reward))) - f_i)
+
+
+class BonusGOUCB(GOUCB):
+    """arXiv version: refit ``w_t`` by the oracle each round and maximise
+    ``f_x(w_t) + sigma ||grad_w f_x(w_t)|| sqrt(U/t) + U/t`` (its final ascent iterates compete, not the best
+    points visited)."""
+
+    def _phase_two(self, t: int) -> tuple[Tensor, dict[str, float]]:
+        X = torch.stack(self.X)
+        z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
+        self.w_t, mse = self.model.fit(X, z, self.generator, w0=self.w_t,
+                                       iterations=self.advanced.refit_iterations, restarts=1)
+        w_hat, a = self.w_t, self.advanced
+        t = self.n_init + t  # arXiv Algorithm 1 counts t = n + 1, ..., T (all rounds), not Phase II rounds
+        coef = a.sigma * math.sqrt(a.U / t)
+
+        def acq(P: Tensor) -> Tensor:  # differentiable in P (grad_w keeps its graph when P requires grad)
+            g = self.model.grad_w(w_hat, P)
+            return self.model.value(w_hat, P) + coef * torch.sqrt((g * g).sum(1) + 1e-24) + a.U / t
+
+        raw = self._raw_points()
+        with torch.no_grad():
+            score = acq(raw)
+        (final_X,), final = self._ascend(x_objective(acq), [raw[self._starts(score)]], keep="last")
+        _, best_x, best_v = self._choose(final_X, final, raw, score, acq)
+        info = {"bonus_coef": coef, "acquisition": best_v, "train_mse": mse,
+                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "predicted": self._predicted(w_hat, best_x)}
+        return best_x, info

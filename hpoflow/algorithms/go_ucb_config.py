@@ -1,7 +1,7 @@
 """Config of GO-UCB (papers 003/004) (no torch import: composed by Hydra at start-up)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 from hpoflow.config_values import NEVER, Period, check_period
 from hpoflow.surrogates.parametric_config import ParametricConfig
@@ -15,10 +15,73 @@ PRESETS = ("default", "paper")
 # algo.preset=paper: paper 004, Appendix D.1, literally (settings the user left at their default take these).
 # The paper does not say where Step 5's ascent starts; we start it from the one point with the highest
 # linearised optimistic value among raw_samples uniform points and the best observed point.
-PAPER = {"outputs": "raw", "clip_low": 0.0, "beta_schedule": "paper", "ascent_optimizer": "sgd",
-         "ascent_steps": 2000, "ascent_lr": 1e-4, "ascent_lr_w": 1e-4, "ascent_starts": 1, "trust_region": 1.0,
-         "shrink_after": 0, "interior": 0.0, "avoid_repeats": False, "sigma": 0.01}
+PAPER = {"outputs": "raw", "clip_low": 0.0, "trust_region": 1.0, "shrink_after": 0, "interior": 0.0,
+         "avoid_repeats": False}
+PAPER_ADVANCED = {"beta_schedule": "paper", "ascent_optimizer": "sgd", "ascent_steps": 2000, "ascent_patience": 0,
+                  "ascent_lr": 1e-4, "ascent_lr_w": 1e-4, "ascent_starts": 1, "sigma": 0.01}
 PAPER_MODEL = {"optimizer": "sgd", "lr": 1e-11, "iterations": 2000, "restarts": 1, "tol": 0.0, "input_scale": 10.0}
+
+
+@dataclass(frozen=True)
+class GOUCBAdvanced:
+    """GO-UCB's solver internals and ablation toggles (``algo.advanced.*``): ridge, beta schedule, Step 5's ascent
+    and the bonus variant's constants. No experiment (``conf/experiment``) or ablation row changes them; the
+    ``paper`` preset sets the ascent and the beta schedule to Appendix D.1's (:data:`PAPER_ADVANCED`)."""
+
+    trust_region_min: float = 0.05   # the smallest side shrink_after halves the search box to
+    # Phase I data in Sigma_t and in the closed-form w_t (eq. 3-5 with the n Phase I points linearised at
+    # w_0, where the oracle put them): the ball then cannot move f at the points Phase I already measured.
+    # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
+    # (breast_cancer-mlp n=5 T=20, seeds 0/1: Phase II regret 7.10 / 1.11 vs 1.40 / 1.23 without it).
+    phase1_in_sigma: bool = False
+    lam: float = 0.0                 # lambda of eq. 3/4; 0: lam_scale * sqrt(T2) (theory: lambda ~ sqrt(T))
+    lam_scale: float = 1.0
+    # beta_t: constant (default) | paper: beta_scale * d_w^3 F^4 t / T2, Appendix D.1's setting. The paper's
+    # value (~1e8 for d_w = 551) only worked there because its ascent (2000 steps of rate 1e-4 in raw w)
+    # never reached the ball's boundary; with an exact ascent it makes Phase II pure exploration
+    # (go_ucb_f1, n=5, T=25, 2 seeds: cumulative regret 275 / 319 vs 49 / 90 with constant beta = 1).
+    beta_schedule: str = "constant"
+    beta_scale: float = 1.0
+    # x_t = argmax_x max_{w in Ball_t} of: exact (f_x(w) itself, joint ascent over (x, w): Algorithm 1) |
+    # linear (its first-order expansion at w_t, closed form f_x(w_t) + sqrt(beta) ||grad_w f_x(w_t)||_{Sigma^-1},
+    # the quantity Lemma 5.4 bounds the regret with; ascent over x only)
+    # Default exact: linear left breast_cancer-mlp unchanged (Phase II regret 1.44 / 1.23 vs 1.40 / 1.23, 2 seeds).
+    ball_max: str = "exact"
+    ascent_steps: int = 100          # joint projected gradient ascent over (x, w) (paper: 2000 plain steps)
+    ascent_optimizer: str = "adam"   # adam | sgd (plain gradient ascent, the paper)
+    ascent_lr: float = 0.02          # step on x: adam in the unit cube; sgd in the net's input units (paper)
+    ascent_lr_w: float = 0.05        # step on w in whitened ellipsoid coordinates (ball = unit ball)
+    ascent_starts: int = 8           # starts kept from the raw candidates (scored by the linearised UCB)
+    # stop the ascent once no start has raised its best value for this many steps in a row (0: run all
+    # ascent_steps). Measured: bit-identical runs (breast_cancer rf/mlp/gb, f1, styblinski_tang-20; seeds 0-4) at
+    # 12-21 instead of 100 steps a round; decision time / 2.5-3.8 (scripts/results/bench_go_ucb.txt).
+    ascent_patience: int = 10
+    raw_samples: int = 512
+    # bonus variant
+    sigma: float = 0.01              # noise scale in the bonus sigma * ||grad_w f|| sqrt(U/t)
+    U: float = 10.0
+    refit_iterations: int = 500      # oracle steps per refit (warm-started): refit_every, bonus
+
+    def __post_init__(self) -> None:
+        for key, allowed in (("ascent_optimizer", ASCENT_OPTIMIZERS), ("beta_schedule", BETA_SCHEDULES),
+                             ("ball_max", BALL_MAX)):
+            if getattr(self, key) not in allowed:
+                raise ValueError(f"algo.advanced.{key}='{getattr(self, key)}' is unknown; "
+                                 f"allowed: {', '.join(allowed)}")
+        if self.trust_region_min <= 0:
+            raise ValueError(f"algo.advanced.trust_region_min={self.trust_region_min} must be > 0")
+        for key in ("lam", "sigma", "U"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"algo.advanced.{key}={getattr(self, key)} must be >= 0")
+        for key in ("lam_scale", "beta_scale", "ascent_lr", "ascent_lr_w"):
+            if getattr(self, key) <= 0:
+                raise ValueError(f"algo.advanced.{key}={getattr(self, key)} must be > 0")
+        if self.ascent_patience < 0:
+            raise ValueError(f"algo.advanced.ascent_patience={self.ascent_patience} must be >= 0 "
+                             "(0: run all ascent_steps)")
+        for key in ("ascent_steps", "ascent_starts", "raw_samples", "refit_iterations"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"algo.advanced.{key}={getattr(self, key)} must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -55,11 +118,10 @@ class GOUCBConfig:
     # face stays reachable (mlp learning_rate_init -> 1e-6 on the task's linear axis): see interior below.
     trust_region: float = 0.4
     # TuRBO's success/failure rule on that box: after shrink_after Phase II queries in a row that do not improve
-    # the best, its side halves (not below trust_region_min); an improvement doubles it (not above trust_region).
+    # the best, its side halves (not below advanced.trust_region_min); a success doubles it (up to trust_region).
     # 0: a fixed box. Measured (with interior, 3 seeds, T=30): breast_cancer-mlp 0.175 (shrink_after=2) vs
     # 0.316 (fixed box, interior=0.03); without interior shrinking alone did not help (mlp 4.03 vs 5.75, 2-3 seeds).
     shrink_after: int = 2
-    trust_region_min: float = 0.05
     # Step 5's new points keep every coordinate at least this far (unit-cube units) from the cube's faces (0: off;
     # the best point seen stays a candidate, as with avoid_repeats): the net's monotone extrapolation otherwise
     # puts x on a face, and a face can be a cliff (breast_cancer-mlp: learning_rate_init = 1e-6, u = 0 on the
@@ -71,87 +133,47 @@ class GOUCBConfig:
     # first, then the screened raw points): on integer / categorical spaces many x decode to one configuration,
     # and re-querying a non-best one teaches nothing (v0 repeated a 0.864 GB configuration 14 times, issue 19).
     avoid_repeats: bool = True
-    # Phase I data in Sigma_t and in the closed-form w_t (eq. 3-5 with the n Phase I points linearised at
-    # w_0, where the oracle put them): the ball then cannot move f at the points Phase I already measured.
-    # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
-    # (breast_cancer-mlp n=5 T=20, seeds 0/1: Phase II regret 7.10 / 1.11 vs 1.40 / 1.23 without it).
-    phase1_in_sigma: bool = False
     # every refit_every Phase II rounds (never: keep the Phase I fit) refit w_0 by the oracle on all data
-    # so far (warm-started, refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv version:
-    # MLE each round).
+    # so far (warm-started, advanced.refit_iterations steps) and relinearise Sigma_t and eq. 5 around it (arXiv
+    # version: MLE each round).
     # Off by default: refit_every=1 left breast_cancer-mlp unchanged (1.40 / 1.23) and cost go_ucb_f1
     # 17 / 25 Phase II regret (vs 0 / 0), the refitted net extrapolating to far corners.
     refit_every: Period = NEVER
-    # ball variant
-    lam: float = 0.0                 # lambda of eq. 3/4; 0: lam_scale * sqrt(T2) (theory: lambda ~ sqrt(T))
-    lam_scale: float = 1.0
-    # beta_t: constant (default) | paper: beta_scale * d_w^3 F^4 t / T2, Appendix D.1's setting. The paper's
-    # value (~1e8 for d_w = 551) only worked there because its ascent (2000 steps of rate 1e-4 in raw w)
-    # never reached the ball's boundary; with an exact ascent it makes Phase II pure exploration
-    # (go_ucb_f1, n=5, T=25, 2 seeds: cumulative regret 275 / 319 vs 49 / 90 with constant beta = 1).
-    beta_schedule: str = "constant"
-    beta: float = 1.0                # constant schedule's beta (standardised reward units)
-    beta_scale: float = 1.0
-    # x_t = argmax_x max_{w in Ball_t} of: exact (f_x(w) itself, joint ascent over (x, w): Algorithm 1) |
-    # linear (its first-order expansion at w_t, closed form f_x(w_t) + sqrt(beta) ||grad_w f_x(w_t)||_{Sigma^-1},
-    # the quantity Lemma 5.4 bounds the regret with; ascent over x only)
-    # Default exact: linear left breast_cancer-mlp unchanged (Phase II regret 1.44 / 1.23 vs 1.40 / 1.23, 2 seeds).
-    ball_max: str = "exact"
-    ascent_steps: int = 100          # joint projected gradient ascent over (x, w) (paper: 2000 plain steps)
-    ascent_optimizer: str = "adam"   # adam | sgd (plain gradient ascent, the paper)
-    ascent_lr: float = 0.02          # step on x: adam in the unit cube; sgd in the net's input units (paper)
-    ascent_lr_w: float = 0.05        # step on w in whitened ellipsoid coordinates (ball = unit ball)
-    ascent_starts: int = 8           # starts kept from the raw candidates (scored by the linearised UCB)
-    raw_samples: int = 512
-    # bonus variant
-    sigma: float = 0.01              # noise scale in the bonus sigma * ||grad_w f|| sqrt(U/t)
-    U: float = 10.0
-    refit_iterations: int = 500      # oracle steps per round (warm-started) for w_t
+    beta: float = 1.0                # beta_t (constant schedule), standardised reward units: the ball's radius^2
+    # solver internals and ablation toggles (algo.advanced.*): no study of ours changes them
+    advanced: GOUCBAdvanced = field(default_factory=GOUCBAdvanced)
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise ValueError(f"algo.preset='{self.preset}' is unknown; allowed: {', '.join(PRESETS)}")
         if self.preset == "paper":
-            self._apply(PAPER)
-        for key, allowed in (("outputs", OUTPUTS), ("ascent_optimizer", ASCENT_OPTIMIZERS)):
+            self._apply(PAPER, PAPER_ADVANCED)
+        for key, allowed in (("outputs", OUTPUTS), ("variant", VARIANTS)):
             if getattr(self, key) not in allowed:
                 raise ValueError(f"algo.{key}='{getattr(self, key)}' is unknown; allowed: {', '.join(allowed)}")
         if not 0 < self.trust_region <= 1:
             raise ValueError(f"algo.trust_region={self.trust_region} must be in (0, 1] (1: the whole cube)")
         if not 0 <= self.interior < 0.5:
             raise ValueError(f"algo.interior={self.interior} must be in [0, 0.5) (0: off)")
-        if self.trust_region_min <= 0:
-            raise ValueError(f"algo.trust_region_min={self.trust_region_min} must be > 0")
         if self.shrink_after < 0:
             raise ValueError(f"algo.shrink_after={self.shrink_after} must be >= 0 (0: a fixed box)")
         if self.clip_low < 0:
             raise ValueError(f"algo.clip_low={self.clip_low} must be >= 0 (0: off)")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"algo.variant='{self.variant}' is unknown; allowed: {', '.join(VARIANTS)}")
-        if self.beta_schedule not in BETA_SCHEDULES:
-            raise ValueError(f"algo.beta_schedule='{self.beta_schedule}' is unknown; "
-                             f"allowed: {', '.join(BETA_SCHEDULES)}")
-        if self.ball_max not in BALL_MAX:
-            raise ValueError(f"algo.ball_max='{self.ball_max}' is unknown; allowed: {', '.join(BALL_MAX)}")
         if self.n_init < 0:
             raise ValueError(f"algo.n_init={self.n_init} must be >= 0 (0: ceil(sqrt(rounds)))")
-        for key in ("lam", "beta", "sigma", "U"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"algo.{key}={getattr(self, key)} must be >= 0")
-        for key in ("lam_scale", "beta_scale", "ascent_lr", "ascent_lr_w"):
-            if getattr(self, key) <= 0:
-                raise ValueError(f"algo.{key}={getattr(self, key)} must be > 0")
+        if self.beta < 0:
+            raise ValueError(f"algo.beta={self.beta} must be >= 0")
         check_period("algo.refit_every", self.refit_every, None)  # GO-UCB has no automatic refit schedule
-        for key in ("ascent_steps", "ascent_starts", "raw_samples", "refit_iterations"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"algo.{key}={getattr(self, key)} must be >= 1")
 
-    def _apply(self, values: dict) -> None:
-        """Set the preset's values on every field still at its default (frozen dataclass)."""
-        defaults = {f.name: f.default for f in fields(self)}
+    def _apply(self, values: dict, advanced: dict) -> None:
+        """Set the preset's values on every field (and ``advanced`` field) still at its default (frozen dataclass)."""
+        defaults = {f.name: f.default for f in fields(self) if f.name != "advanced"}
         for key, value in values.items():
             if getattr(self, key) == defaults[key]:
                 object.__setattr__(self, key, value)
+        base = GOUCBAdvanced()
+        changes = {k: v for k, v in advanced.items() if getattr(self.advanced, k) == getattr(base, k)}
+        object.__setattr__(self, "advanced", replace(self.advanced, **changes))
 
 
 def paper_network(config: ParametricConfig) -> ParametricConfig:

@@ -19,7 +19,7 @@ KINDS = ("adam", "sgd")
 class Stepper:
     """Plain SGD or Adam (default betas 0.9 / 0.999, eps 1e-8) on leaf tensors, each with its own step size.
 
-    Use as an optimiser: ``zero_grad()``, ``loss.backward()``, ``step()``.
+    Use as an optimiser: ``zero_grad()``, ``loss.backward()``, ``step()``; or pass the gradients: ``step(grads)``.
     """
 
     def __init__(self, kind: str, groups: list[tuple[Tensor, float]]) -> None:
@@ -33,13 +33,15 @@ class Stepper:
             p.grad = None
 
     @torch.no_grad()
-    def step(self) -> None:
-        for (p, lr), (exp_avg, exp_avg_sq, step) in zip(self.groups, self.state):
-            if p.grad is None:
+    def step(self, grads: list[Tensor | None] | None = None) -> None:
+        """One step on every tensor with a gradient: ``grads`` (one per tensor, in order), else each ``.grad``."""
+        grads = grads if grads is not None else [p.grad for p, _ in self.groups]
+        for (p, lr), grad, (exp_avg, exp_avg_sq, step) in zip(self.groups, grads, self.state):
+            if grad is None:
                 continue
             if self.kind == "adam":
-                adam([p], [p.grad], [exp_avg], [exp_avg_sq], [], [step], foreach=False, amsgrad=False,
+                adam([p], [grad], [exp_avg], [exp_avg_sq], [], [step], foreach=False, amsgrad=False,
                      beta1=0.9, beta2=0.999, lr=lr, weight_decay=0.0, eps=1e-8, maximize=False)
             else:
-                sgd([p], [p.grad], [None], foreach=False, weight_decay=0.0, momentum=0.0, lr=lr, dampening=0.0,
+                sgd([p], [grad], [None], foreach=False, weight_decay=0.0, momentum=0.0, lr=lr, dampening=0.0,
                     nesterov=False, maximize=False)

@@ -3,13 +3,21 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import fields
 
 import pytest
 import torch
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.go_ucb import GOUCB, closed_form_center, output_scaling, project_ellipsoid
-from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
+from hpoflow.algorithms.go_ucb import (
+    GOUCB,
+    BallGOUCB,
+    BonusGOUCB,
+    closed_form_center,
+    output_scaling,
+    project_ellipsoid,
+)
+from hpoflow.algorithms.go_ucb_config import GOUCBAdvanced, GOUCBConfig, paper_network
 from hpoflow.loop import Budget, run
 from hpoflow.records import Direction, Evaluation
 from hpoflow.space import Int, SearchSpace
@@ -20,6 +28,13 @@ from hpoflow.tasks.synthetic import make_go_ucb_f1
 
 torch.set_num_threads(1)
 SMALL = ParametricConfig(hidden=5, iterations=200, restarts=1)
+
+
+def _config(**settings) -> GOUCBConfig:
+    """A GOUCBConfig from flat settings: the ``algo.advanced.*`` ones go into its advanced sub-config."""
+    names = {f.name for f in fields(GOUCBAdvanced)}
+    advanced = {k: settings.pop(k) for k in list(settings) if k in names}
+    return GOUCBConfig(**settings, advanced=GOUCBAdvanced(**advanced))
 
 
 def test_closed_form_center_is_the_minimiser_of_eq4():
@@ -83,18 +98,18 @@ def _ctx(rounds: int = 12, dim: int = 3, model: ParametricConfig = SMALL) -> Bui
 
 
 def test_defaults_n_init_lambda_and_paper_beta_schedule():
-    algo = GOUCB(GOUCBConfig(beta_schedule="paper", beta_scale=2.0), _ctx(rounds=27))
+    algo = GOUCB(_config(beta_schedule="paper", beta_scale=2.0), _ctx(rounds=27))
     assert algo.n_init == 6 and algo.T2 == 21
     assert algo.lam == pytest.approx(math.sqrt(21))
     algo.F = 1.5
     assert algo.beta_t(7) == pytest.approx(2.0 * algo.d_w**3 * 1.5**4 * 7 / 21)
-    const = GOUCB(GOUCBConfig(beta=0.3, lam=2.0), _ctx())
+    const = GOUCB(_config(beta=0.3, lam=2.0), _ctx())
     assert const.beta_t(5) == 0.3 and const.lam == 2.0
 
 
 def test_incremental_sigma_and_center_equal_the_closed_form_from_scratch():
     ctx = _ctx(rounds=10)
-    algo = GOUCB(GOUCBConfig(n_init=4, ascent_steps=5, raw_samples=32), ctx)
+    algo = GOUCB(_config(n_init=4, ascent_steps=5, raw_samples=32), ctx)
     G, W_prev, f_prev, z = [], [], [], []
     for t in range(1, 10):
         s = algo.ask(t)
@@ -122,7 +137,7 @@ def test_incremental_sigma_and_center_equal_the_closed_form_from_scratch():
 @pytest.mark.parametrize("variant", ["ball", "bonus"])
 def test_both_variants_run_through_the_loop_and_stay_in_the_cube(variant):
     ctx = _ctx(rounds=9)
-    cfg = GOUCBConfig(variant=variant, ascent_steps=10, raw_samples=64, refit_iterations=50)
+    cfg = _config(variant=variant, ascent_steps=10, raw_samples=64, refit_iterations=50)
     result = run(ctx.task, GOUCB(cfg, ctx), budget=Budget(9))
     assert len(result.records) == 9
     phases = [r.metrics["phase"] for r in result.records]
@@ -137,8 +152,8 @@ def test_both_variants_run_through_the_loop_and_stay_in_the_cube(variant):
                                      ({"beta": -1.0}, "beta"), ({"shrink_after": -1}, "shrink_after"),
                                      ({"trust_region_min": 0.0}, "trust_region_min"), ({"interior": 0.5}, "interior")])
 def test_config_errors_name_the_key(bad, key):
-    with pytest.raises(ValueError, match=f"algo.{key}"):
-        GOUCBConfig(**bad)
+    with pytest.raises(ValueError, match=rf"algo\.(advanced\.)?{key}="):  # solver internals: algo.advanced.*
+        _config(**bad)
 
 
 def _drive(algo: GOUCB, ctx: BuildContext, rounds: int) -> None:
@@ -159,8 +174,8 @@ def _linearised_at(algo: GOUCB, w: torch.Tensor, start: int) -> tuple[torch.Tens
 
 def test_phase1_in_sigma_puts_the_phase1_points_in_sigma_and_the_centre():
     ctx = _ctx(rounds=10)
-    algo = GOUCB(GOUCBConfig(n_init=4, ascent_steps=5, raw_samples=32, phase1_in_sigma=True), ctx)
-    plain = GOUCB(GOUCBConfig(n_init=4, ascent_steps=5, raw_samples=32), _ctx(rounds=10))
+    algo = GOUCB(_config(n_init=4, ascent_steps=5, raw_samples=32, phase1_in_sigma=True), ctx)
+    plain = GOUCB(_config(n_init=4, ascent_steps=5, raw_samples=32), _ctx(rounds=10))
     _drive(algo, ctx, 4)
     _drive(plain, _ctx(rounds=10), 4)
     algo.ask(5), plain.ask(5)
@@ -175,7 +190,7 @@ def test_phase1_in_sigma_puts_the_phase1_points_in_sigma_and_the_centre():
 
 def test_refit_every_refits_w0_on_all_data_and_relinearises():
     ctx = _ctx(rounds=12)
-    cfg = GOUCBConfig(n_init=4, ascent_steps=5, raw_samples=32, phase1_in_sigma=True,
+    cfg = _config(n_init=4, ascent_steps=5, raw_samples=32, phase1_in_sigma=True,
                       refit_every=3, refit_iterations=50)
     algo = GOUCB(cfg, ctx)
     _drive(algo, ctx, 4)
@@ -195,7 +210,7 @@ def test_refit_every_refits_w0_on_all_data_and_relinearises():
 
 def test_bonus_coefficient_uses_the_global_round_index():
     ctx = _ctx(rounds=8)
-    algo = GOUCB(GOUCBConfig(variant="bonus", n_init=3, ascent_steps=2, raw_samples=16,
+    algo = GOUCB(_config(variant="bonus", n_init=3, ascent_steps=2, raw_samples=16,
                              refit_iterations=5, sigma=0.5, U=4.0), ctx)
     _drive(algo, ctx, 3)
     s = algo.ask(4)  # first Phase II round = round n + 1 of arXiv Algorithm 1
@@ -204,13 +219,13 @@ def test_bonus_coefficient_uses_the_global_round_index():
 
 def test_refit_every_must_be_non_negative():
     with pytest.raises(ValueError, match="algo.refit_every"):
-        GOUCBConfig(refit_every=-1)
+        _config(refit_every=-1)
 
 
 def test_linear_ucb_is_the_max_of_the_linearisation_over_the_ball():
     """Closed form vs brute force: max over Ball_t of f_x(w_t) + (w - w_t)^T g_x, sampled on the boundary."""
     ctx = _ctx(rounds=10)
-    algo = GOUCB(GOUCBConfig(n_init=4, ascent_steps=5, raw_samples=32, ball_max="linear"), ctx)
+    algo = GOUCB(_config(n_init=4, ascent_steps=5, raw_samples=32, ball_max="linear"), ctx)
     _drive(algo, ctx, 7)  # three Phase II rounds through the linear ascent
     L = torch.linalg.cholesky(algo.Sigma)
     Linv = torch.linalg.solve_triangular(L, torch.eye(algo.d_w, dtype=torch.float64), upper=False)
@@ -230,11 +245,11 @@ def test_linear_ucb_is_the_max_of_the_linearisation_over_the_ball():
 
 def test_ball_max_linear_runs_and_rejects_unknown():
     ctx = _ctx(rounds=8)
-    cfg = GOUCBConfig(ball_max="linear", ascent_steps=10, raw_samples=64)
+    cfg = _config(ball_max="linear", ascent_steps=10, raw_samples=64)
     result = run(ctx.task, GOUCB(cfg, ctx), budget=Budget(8))
     assert len(result.records) == 8 and result.records[-1].metrics["w_shift"] == 0.0
-    with pytest.raises(ValueError, match="algo.ball_max"):
-        GOUCBConfig(ball_max="x")
+    with pytest.raises(ValueError, match="algo.advanced.ball_max"):
+        _config(ball_max="x")
 
 
 def test_output_scaling_iqr_mad_standard_raw():
@@ -255,18 +270,18 @@ def test_output_scaling_iqr_mad_standard_raw():
 
 
 def test_bad_rewards_are_clipped_from_below_only():
-    algo = GOUCB(GOUCBConfig(clip_low=3.0), _ctx())
+    algo = GOUCB(_config(clip_low=3.0), _ctx())
     algo.mu, algo.scale = 1.0, 0.5
     z = algo._z(torch.tensor([-10.0, 0.0, 1.0, 9.0], dtype=torch.float64))
     assert torch.allclose(z, torch.tensor([-3.0, -2.0, 0.0, 16.0], dtype=torch.float64))
-    off = GOUCB(GOUCBConfig(clip_low=0.0), _ctx())
+    off = GOUCB(_config(clip_low=0.0), _ctx())
     off.mu, off.scale = 1.0, 0.5
     assert float(off._z(torch.tensor(-10.0, dtype=torch.float64))) == pytest.approx(-22.0)
 
 
 def test_step5_stays_in_the_trust_region_around_the_best_point():
     ctx = _ctx(rounds=10, dim=4)
-    algo = GOUCB(GOUCBConfig(n_init=4, trust_region=0.2, shrink_after=0, interior=0.0, ascent_steps=20,
+    algo = GOUCB(_config(n_init=4, trust_region=0.2, shrink_after=0, interior=0.0, ascent_steps=20,
                              raw_samples=64), ctx)
     for t in range(1, 11):
         s = algo.ask(t)
@@ -276,7 +291,7 @@ def test_step5_stays_in_the_trust_region_around_the_best_point():
             assert torch.allclose(lo, (best - 0.1).clamp(0, 1)) and torch.allclose(hi, (best + 0.1).clamp(0, 1))
             assert bool(((s.x >= lo - 1e-12) & (s.x <= hi + 1e-12)).all())
         algo.tell(s, ctx.task.evaluate(s.config, round=t))
-    whole = GOUCB(GOUCBConfig(trust_region=1.0, interior=0.0), ctx)
+    whole = GOUCB(_config(trust_region=1.0, interior=0.0), ctx)
     whole.X, whole.rewards = [torch.full((4,), 0.9, dtype=torch.float64)], [1.0]
     lo, hi = whole._region()
     assert bool((lo == 0).all() and (hi == 1).all())
@@ -285,7 +300,7 @@ def test_step5_stays_in_the_trust_region_around_the_best_point():
 def test_box_halves_after_shrink_after_failures_and_doubles_back_on_an_improvement():
     """TuRBO's rule on Step 5's box, driven through tell with chosen rewards (Phase II starts after n_init)."""
     ctx = _ctx(rounds=20, dim=2)
-    algo = GOUCB(GOUCBConfig(n_init=2, trust_region=0.4, shrink_after=2, trust_region_min=0.08,
+    algo = GOUCB(_config(n_init=2, trust_region=0.4, shrink_after=2, trust_region_min=0.08,
                              raw_samples=16, ascent_steps=2), ctx)
     sides = []
     for t, reward in enumerate([1.0, 2.0, 1.5, 1.0, 0.5, 0.0, 1.9, 1.8, 1.7, 1.6, 3.0, 4.0], start=1):
@@ -296,14 +311,14 @@ def test_box_halves_after_shrink_after_failures_and_doubles_back_on_an_improveme
     assert sides == pytest.approx([0.4, 0.4, 0.4, 0.2, 0.2, 0.1, 0.1, 0.08, 0.08, 0.08, 0.16, 0.32])
     lo, hi = algo._region()
     assert float((hi - lo).max()) <= 0.32 + 1e-12
-    fixed = GOUCB(GOUCBConfig(n_init=2, shrink_after=0, raw_samples=16, ascent_steps=2), ctx)
+    fixed = GOUCB(_config(n_init=2, shrink_after=0, raw_samples=16, ascent_steps=2), ctx)
     _drive(fixed, ctx, 6)
     assert fixed.side == fixed.config.trust_region
 
 
 def test_interior_keeps_step5_off_the_faces_of_the_cube():
     ctx = _ctx(rounds=9, dim=3)
-    algo = GOUCB(GOUCBConfig(n_init=3, trust_region=1.0, interior=0.1, ascent_steps=30, raw_samples=32),
+    algo = GOUCB(_config(n_init=3, trust_region=1.0, interior=0.1, ascent_steps=30, raw_samples=32),
                  ctx)
     for t in range(1, 10):
         s = algo.ask(t)
@@ -331,7 +346,7 @@ class _Grid(Task):
 @pytest.mark.parametrize("avoid", [True, False])
 def test_avoid_repeats_requeries_only_the_best_configuration_seen(avoid):
     task = _Grid()
-    algo = GOUCB(GOUCBConfig(n_init=2, avoid_repeats=avoid, shrink_after=0, interior=0.0, ascent_steps=10,
+    algo = GOUCB(_config(n_init=2, avoid_repeats=avoid, shrink_after=0, interior=0.0, ascent_steps=10,
                              raw_samples=32),
                  BuildContext(task=task, rounds=12, seed=0, surrogate=_network()))
     records = run(task, algo, budget=Budget(12)).records
@@ -350,37 +365,38 @@ def test_avoid_repeats_requeries_only_the_best_configuration_seen(avoid):
 
 
 def test_paper_preset_sets_appendix_d1_and_keeps_explicit_values():
-    c = GOUCBConfig(preset="paper")
-    assert (c.outputs, c.clip_low, c.beta_schedule, c.ascent_optimizer, c.ascent_steps, c.ascent_lr) == \
+    c = _config(preset="paper")
+    a = c.advanced
+    assert (c.outputs, c.clip_low, a.beta_schedule, a.ascent_optimizer, a.ascent_steps, a.ascent_lr) == \
         ("raw", 0.0, "paper", "sgd", 2000, 1e-4)
-    assert (c.trust_region, c.avoid_repeats, c.ascent_starts, c.sigma) == (1.0, False, 1, 0.01)
+    assert (c.trust_region, c.avoid_repeats, a.ascent_starts, a.sigma) == (1.0, False, 1, 0.01)
     net = paper_network(ParametricConfig())
     assert (net.optimizer, net.lr, net.iterations, net.input_scale, net.tol) == ("sgd", 1e-11, 2000, 10.0, 0.0)
-    kept = GOUCBConfig(preset="paper", ascent_steps=7)
-    assert kept.ascent_steps == 7
+    kept = _config(preset="paper", ascent_steps=7)
+    assert kept.advanced.ascent_steps == 7
     kept_net = paper_network(ParametricConfig(hidden=5, lr=0.5))
     assert (kept_net.hidden, kept_net.lr, kept_net.optimizer) == (5, 0.5, "sgd")
-    algo = GOUCB(GOUCBConfig(preset="paper"), _ctx(model=ParametricConfig(hidden=5)))
+    algo = GOUCB(_config(preset="paper"), _ctx(model=ParametricConfig(hidden=5)))
     assert (algo.model.config.lr, algo.model.config.hidden, algo.model.d_w) == (1e-11, 5, 5 * 3 + 5 + 5 + 1)
-    assert GOUCB(GOUCBConfig(), _ctx(model=ParametricConfig(hidden=5))).model.config.lr == 0.01
-    assert GOUCBConfig().outputs == "iqr" and GOUCBConfig().trust_region == 0.4
-    assert (c.shrink_after, c.interior) == (0, 0.0) and (GOUCBConfig().shrink_after, GOUCBConfig().interior) == (2, 0.01)
+    assert GOUCB(_config(), _ctx(model=ParametricConfig(hidden=5))).model.config.lr == 0.01
+    assert _config().outputs == "iqr" and _config().trust_region == 0.4
+    assert (c.shrink_after, c.interior) == (0, 0.0) and (_config().shrink_after, _config().interior) == (2, 0.01)
     with pytest.raises(ValueError, match="algo.preset"):
-        GOUCBConfig(preset="icml")
+        _config(preset="icml")
 
 
 def test_go_ucb_without_the_network_surrogate_is_a_clear_error():
     with pytest.raises(ValueError, match="needs the network surrogate: add surrogate=nn"):
-        GOUCB(GOUCBConfig(), BuildContext(task=make_go_ucb_f1(dim=2), rounds=8, seed=0))
+        GOUCB(_config(), BuildContext(task=make_go_ucb_f1(dim=2), rounds=8, seed=0))
     with pytest.raises(ValueError, match="surrogate=nn .got ExactGP"):
         from hpoflow.surrogates.gp import ExactGP
-        GOUCB(GOUCBConfig(), BuildContext(task=make_go_ucb_f1(dim=2), rounds=8, seed=0, surrogate=lambda d: ExactGP(d)))
+        GOUCB(_config(), BuildContext(task=make_go_ucb_f1(dim=2), rounds=8, seed=0, surrogate=lambda d: ExactGP(d)))
 
 
 def test_paper_ascent_moves_x_by_at_most_its_step_budget():
     """Plain ascent with the paper's rate in [0, 10]-input units: 2000 steps of 1e-4 leave x where it started."""
     ctx = _ctx(rounds=8, dim=3, model=ParametricConfig(hidden=5, input_scale=10.0))
-    cfg = GOUCBConfig(preset="paper", n_init=4, raw_samples=32,
+    cfg = _config(preset="paper", n_init=4, raw_samples=32,
                       ascent_steps=200)
     algo = GOUCB(cfg, ctx)
     for t in range(1, 6):
@@ -392,3 +408,11 @@ def test_paper_ascent_moves_x_by_at_most_its_step_budget():
     algo.generator.set_state(gen_state)
     s = algo.ask(6)
     assert float(torch.cdist(s.x.reshape(1, -1), raw).min()) < 0.013  # within the move of one start
+
+
+@pytest.mark.parametrize("variant,cls", [("ball", BallGOUCB), ("bonus", BonusGOUCB)])
+def test_go_ucb_builds_the_class_of_its_variant(variant, cls):
+    """One class per Phase II rule; only the ball keeps Sigma_t (the bonus variant refits w_t instead)."""
+    algo = GOUCB(_config(variant=variant), _ctx())
+    assert type(algo) is cls and isinstance(algo, GOUCB)
+    assert hasattr(algo, "Sigma") == (variant == "ball")

@@ -31,3 +31,19 @@ def test_steps_equal_torch_optim_with_per_tensor_rates(kind, cls):
 def test_unknown_kind_is_named():
     with pytest.raises(ValueError, match="rmsprop"):
         Stepper("rmsprop", [])
+
+
+@pytest.mark.parametrize("kind", ["adam", "sgd"])
+def test_explicit_gradients_step_like_grad_attributes(kind):
+    """step(grads) (GO-UCB's ascent passes its gradients) is the same step as backward() + step()."""
+    g = torch.Generator().manual_seed(1)
+    p0 = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    a, b = p0.clone().requires_grad_(True), p0.clone()
+    by_attr, by_arg = Stepper(kind, [(a, 0.1)]), Stepper(kind, [(b, 0.1)])
+    for _ in range(5):
+        by_attr.zero_grad()
+        (a ** 3).sum().backward()
+        by_attr.step()
+        by_arg.step([3 * b ** 2])
+    assert not torch.equal(b, p0)
+    assert torch.equal(a.detach(), b)
