@@ -136,14 +136,17 @@ class ParametricModel:
 
     # -- regression oracle ------------------------------------------------------------------
     def fit(self, X: Tensor, y: Tensor, generator: torch.Generator, w0: Tensor | None = None,
-            iterations: int | None = None, restarts: int | None = None) -> tuple[Tensor, float]:
+            iterations: int | None = None, restarts: int | None = None,
+            stall: float = 0.0) -> tuple[Tensor, float]:
         """Least squares ``argmin_w mean (f_w(x_j) - y_j)^2`` (eq. 2), best of several starts.
 
         The first start is ``w0`` when given (warm start), the others are fresh initialisations. The
         winner has the lowest objective actually minimised (training error plus the weight-decay
         penalty, so that with few points the smoothest interpolant wins, not an arbitrary one).
         SGD / Adam run all starts at once (one batched problem; each row's update is the one it would
-        get alone) and stop early once the mean loss has stopped falling (``tol``); L-BFGS runs them in turn.
+        get alone) and stop early once the best start fits to within ``tol`` of the data's variance or, with
+        ``stall > 0``, once its loss fell by less than that fraction over the last 50 steps (a warm-started
+        refit that has stopped improving); L-BFGS runs them in turn.
         Returns the weights and their mean squared training error.
         """
         c = self.config
@@ -154,7 +157,7 @@ class ParametricModel:
         if c.optimizer == "lbfgs":
             W = torch.stack([self._fit_lbfgs(X, y, w.clone(), iterations) for w in W0])
         else:
-            W = self._fit_batched(X, y, W0.clone(), iterations)
+            W = self._fit_batched(X, y, W0.clone(), iterations, stall)
         with torch.no_grad():
             mse = ((vmap(self.value, in_dims=(0, None))(W, X) - y) ** 2).mean(1)
         mse = torch.where(torch.isfinite(mse), mse, torch.full_like(mse, math.inf))  # a diverged start never wins
@@ -180,7 +183,7 @@ class ParametricModel:
         opt.step(closure)
         return w.detach()
 
-    def _fit_batched(self, X: Tensor, y: Tensor, W: Tensor, iterations: int) -> Tensor:
+    def _fit_batched(self, X: Tensor, y: Tensor, W: Tensor, iterations: int, stall: float = 0.0) -> Tensor:
         """SGD / Adam on all rows of ``W`` (``r x d_w``) at once: the summed loss has per-row gradients."""
         c = self.config
 
@@ -191,13 +194,19 @@ class ParametricModel:
         W.requires_grad_(True)
         opt = Stepper(c.optimizer, [(W, c.lr)])  # torch.optim.Adam / SGD maths without their torch._dynamo import
         target = c.tol * float(y.var()) if y.numel() > 1 else 0.0
+        previous = math.inf
         for step in range(iterations):
             opt.zero_grad()
             loss = losses(W, X, y)
             loss.sum().backward()
             opt.step()
-            if step % 50 == 0 and c.tol > 0 and float(loss.detach().min()) <= target:
-                break  # converged: the best start already fits to within tol of the data's variance
+            if step % 50 == 0:
+                best = float(loss.detach().min())
+                if c.tol > 0 and best <= target:
+                    break  # converged: the best start already fits to within tol of the data's variance
+                if stall > 0 and best > (1 - stall) * previous:
+                    break  # stalled: less than `stall` of the loss gained over the last 50 steps
+                previous = best
         return W.detach()
 
 
