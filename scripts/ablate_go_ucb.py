@@ -35,7 +35,13 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.0}),
     "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3, "interior": 0.0}),
     # ... and Step 5 kept off the cube's faces by a margin
-    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),  # = default
+    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),  # = s4's default
+    # ... and w_0 refitted on all data every Phase II round (warm-started), the default since session 5: with the
+    # oracle's full refit_iterations, stopped once the loss stalls (the default), at most 100 steps, every 3 rounds
+    "go_ucb_refit1": ("go_ucb", {"refit_every": 1, "advanced": {"refit_stall": 0.0}}),
+    "go_ucb_refit1_stall": ("go_ucb", {"refit_every": 1}),  # = default
+    "go_ucb_refit1_it100": ("go_ucb", {"refit_every": 1, "advanced": {"refit_iterations": 100}}),
+    "go_ucb_refit3": ("go_ucb", {"refit_every": 3}),
     "go_ucb_s3_shrink2_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.03}),
     "go_ucb_s3_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 0, "interior": 0.03}),
     "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0, "interior": 0.0}),
@@ -51,6 +57,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0,
                                           "interior": 0.0}),
 }
+# the go_ucb rows measured before session 5 ran without the refit (the default then): they keep it off
+for _name, (_algo, _overrides) in VARIANTS.items():
+    if _algo == "go_ucb" and "refit" not in _name and "preset" not in _overrides:
+        _overrides.setdefault("refit_every", "never")
 TASKS = {
     "bc-rf": ("breast_cancer", {"model": "rf"}, 5, 30),
     "bc-mlp": ("breast_cancer", {"model": "mlp"}, 5, 30),

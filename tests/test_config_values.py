@@ -65,8 +65,8 @@ def test_gp_refit_every_null_is_the_auto_schedule_never_keeps_the_first_fit(refi
     assert seen == fits_at
 
 
-def test_go_ucb_refit_every_never_is_its_default_and_refits_only_on_a_period():
-    assert GOUCBConfig().refit_every == NEVER
+def test_go_ucb_refits_every_round_by_default_and_never_turns_it_off():
+    assert GOUCBConfig().refit_every == 1 and GOUCBConfig(preset="paper").refit_every == NEVER
     smoke = registry.get("algorithm", "go_ucb").smoke  # small solver settings, wherever GO-UCB keeps them
     for every, expect in (("never", 0.0), ("1", 1.0)):
         result = hpoflow.run_config(["algo=go_ucb", *smoke, "budget.rounds=5", "algo.n_init=2",

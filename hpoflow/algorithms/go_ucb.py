@@ -328,14 +328,15 @@ class BallGOUCB(GOUCB):
 
     def _maybe_refit(self, t: int) -> bool:
         """Every ``refit_every`` Phase II rounds (``never``: never) refit ``w_0`` on all data (warm-started at the current
-        centre) and relinearise around it."""
+        centre, stopped once it stalls: ``advanced.refit_stall``) and relinearise around it."""
         every = period(self.config.refit_every)
         if every is None or t == 1 or (t - 1) % every:
             return False
         X = torch.stack(self.X)
         z = self._z(torch.tensor(self.rewards, dtype=self.dtype))
         self.w0, self.oracle_mse = self.model.fit(X, z, self.generator, w0=self.w_t,
-                                                  iterations=self.advanced.refit_iterations, restarts=1)
+                                                  iterations=self.advanced.refit_iterations, restarts=1,
+                                                  stall=self.advanced.refit_stall)
         self.w_t = self.w0.clone()
         self._relinearise()
         return True

@@ -25,6 +25,9 @@ def test_values_match_the_module_with_loaded_weights(depth, activation):
     assert torch.allclose(m.value(w, X), m.net(X).squeeze(-1))
     assert torch.allclose(m.value_pairs(w.expand(6, -1), X), m.net(X).squeeze(-1))
     assert torch.equal(m.flatten(m.unflatten(w)), w)
+    W = torch.stack([w, m.init(torch.Generator().manual_seed(2))])
+    rows = torch.stack([m.value(W[0], X), m.value(W[1], X)])
+    assert m.values(W, X).shape == (2, 6) and torch.allclose(m.values(W, X), rows, rtol=0, atol=1e-14)
 
 
 def test_batched_gradients_match_autograd_and_pass_gradcheck():
@@ -84,6 +87,21 @@ def test_oracle_restarts_keep_the_best_and_warm_start_is_used():
     w, mse = m.fit(X, y, g)
     _, mse2 = m.fit(X, y, g, w0=w, iterations=1, restarts=1)
     assert mse2 <= mse + 1e-9
+
+
+def test_a_stalled_fit_stops_at_the_first_50_step_check_where_its_loss_gained_less_than_stall():
+    X = torch.rand(12, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    y = X.sum(1)
+    m = ParametricModel(3, ParametricConfig(hidden=6, optimizer="adam", lr=0.01, restarts=1, tol=0.0))
+    w0 = m.init(torch.Generator().manual_seed(5))
+    g = torch.Generator()
+    # stall=0.999: any step-50 loss above 0.1% of the step-0 loss counts as stalled -> 51 steps exactly
+    stalled, _ = m.fit(X, y, g, w0=w0, iterations=500, restarts=1, stall=0.999)
+    assert torch.equal(stalled, m.fit(X, y, g, w0=w0, iterations=51, restarts=1)[0])
+    # stall=0 (the default) never stops early: the same as running all iterations
+    full, _ = m.fit(X, y, g, w0=w0, iterations=120, restarts=1, stall=0.0)
+    assert not torch.equal(full, stalled)
+    assert torch.equal(full, m.fit(X, y, g, w0=w0, iterations=120, restarts=1)[0])
 
 
 def test_neural_surrogate_posterior_shapes_units_and_gradients():
