@@ -31,7 +31,8 @@ TASKS = {"st20": ({"name": "styblinski_tang", "dim": 20}, 8, 64),
          "bc-rf": ({"name": "breast_cancer", "model": "rf"}, 5, 30),
          "bc-mlp": ({"name": "breast_cancer", "model": "mlp"}, 5, 30),
          "bc-gb": ({"name": "breast_cancer", "model": "gb"}, 5, 30)}
-ALGOS = {"GO-UCB": ("go_ucb", {}), "GO-UCB paper": ("go_ucb", {"preset": "paper"}), "GP-EI": ("gp_ei", {})}
+ALGOS = {"GO-UCB": ("go_ucb", {}), "GO-UCB no refit": ("go_ucb", {"refit_every": "never"}),
+         "GO-UCB paper": ("go_ucb", {"preset": "paper"}), "GP-EI": ("gp_ei", {})}
 
 
 def run_timed(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int, seed: int) -> tuple[list[float], list[float]]:
