@@ -89,6 +89,8 @@ OLD_SENTINELS = [
     (("algo=exp3s", "algo.alpha=0"), "algo.alpha=0.0 is not allowed; allowed: null (1/T) or a number in (0, 1.0)"),
     (("algo=r_gp_ucb", "algo.reset_every=-1"), "algo.reset_every=-1 is not allowed; allowed: null (auto: ceil(12 eps^(-1/4))), never"),
     (("algo=tv_gp_ucb", "algo.reset_every=0"), "algo.reset_every=0 is not allowed"),
+    (("algo=go_ucb", "algo.n_init=0"), "algo.n_init=0 is not allowed; allowed: null (ceil(sqrt(budget.rounds)))"),
+    (("algo=go_ucb", "algo.advanced.lam=0"), "algo.advanced.lam=0.0 is not allowed; allowed: null (lam_scale * sqrt(T2))"),
     (("algo=go_ucb", "algo.refit_every=0"), "algo.refit_every=0 is not allowed; allowed: never or an integer k >= 1"),
     (("algo=go_ucb", "algo.refit_every=null"), "algo.refit_every=None is not allowed; allowed: never or"),
     (("algo=go_ucb", "algo.refit_every=sometimes"), "algo.refit_every=sometimes is not allowed"),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from hpoflow.config_values import NEVER, Period, check_period
+from hpoflow.config_values import NEVER, Period, check_auto_int, check_auto_positive, check_period
 from hpoflow.surrogates.parametric_config import ParametricConfig
 
 VARIANTS = ("ball", "bonus")
@@ -34,7 +34,7 @@ class GOUCBAdvanced:
     # Off by default: it shrinks the width only near the data, so the optimism sends x to the box's corners
     # (breast_cancer-mlp n=5 T=20, seeds 0/1: Phase II regret 7.10 / 1.11 vs 1.40 / 1.23 without it).
     phase1_in_sigma: bool = False
-    lam: float = 0.0                 # lambda of eq. 3/4; 0: lam_scale * sqrt(T2) (theory: lambda ~ sqrt(T))
+    lam: float | None = None         # lambda of eq. 3/4; null: lam_scale * sqrt(T2) (theory: lambda ~ sqrt(T))
     lam_scale: float = 1.0
     # beta_t: constant (default) | paper: beta_scale * d_w^3 F^4 t / T2, Appendix D.1's setting. The paper's
     # value (~1e8 for d_w = 551) only worked there because its ascent (2000 steps of rate 1e-4 in raw w)
@@ -75,7 +75,8 @@ class GOUCBAdvanced:
                                  f"allowed: {', '.join(allowed)}")
         if self.trust_region_min <= 0:
             raise ValueError(f"algo.advanced.trust_region_min={self.trust_region_min} must be > 0")
-        for key in ("lam", "sigma", "U"):
+        check_auto_positive("algo.advanced.lam", self.lam, "lam_scale * sqrt(T2)")
+        for key in ("sigma", "U"):
             if getattr(self, key) < 0:
                 raise ValueError(f"algo.advanced.{key}={getattr(self, key)} must be >= 0")
         for key in ("lam_scale", "beta_scale", "ascent_lr", "ascent_lr_w"):
@@ -105,7 +106,7 @@ class GOUCBConfig:
     # default (ours: local, robust, no repeats; see below) | paper (Appendix D.1 literally: PAPER above)
     preset: str = "default"
     variant: str = "ball"            # ball (ICML, Algorithm 1) | bonus (arXiv)
-    n_init: int = 0                  # Phase I queries; 0: ceil(sqrt(budget.rounds))
+    n_init: int | None = None        # Phase I queries; null: ceil(sqrt(budget.rounds))
     # rewards the network fits (fixed after Phase I): iqr = (r - median) / (IQR / 1.349) of Phase I |
     # mad = (r - median) / (1.4826 MAD) | standard = Phase I mean/std | raw (the paper). Standardising by the std
     # of 5 near-equal accuracies made one bad point -70 sd and the fitted net predict corners +5 sd above the
@@ -170,8 +171,7 @@ class GOUCBConfig:
             raise ValueError(f"algo.shrink_after={self.shrink_after} must be >= 0 (0: a fixed box)")
         if self.clip_low < 0:
             raise ValueError(f"algo.clip_low={self.clip_low} must be >= 0 (0: off)")
-        if self.n_init < 0:
-            raise ValueError(f"algo.n_init={self.n_init} must be >= 0 (0: ceil(sqrt(rounds)))")
+        check_auto_int("algo.n_init", self.n_init, "ceil(sqrt(budget.rounds))")
         if self.beta < 0:
             raise ValueError(f"algo.beta={self.beta} must be >= 0")
         check_period("algo.refit_every", self.refit_every, None)  # GO-UCB has no automatic refit schedule
