@@ -1,7 +1,7 @@
 """Config of GO-UCB (papers 003/004) (no torch import: composed by Hydra at start-up)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 from hpoflow.config_values import NEVER, Period, check_auto_int, check_auto_positive, check_period
 from hpoflow.surrogates.parametric_config import ParametricConfig
@@ -98,8 +98,9 @@ class GOUCBConfig:
     """GO-UCB: Phase I uniform exploration + regression oracle, Phase II optimistic exploration.
 
     The network f_w(x) and its least-squares oracle are the ``nn`` surrogate's (``surrogate.*``, selected by
-    ``conf/algo/go_ucb.yaml``); ``preset=paper`` also sets its oracle to :data:`PAPER_MODEL`. Rounds: ``budget.rounds`` counts both phases; Phase II
-    has ``T2 = rounds - n_init`` rounds and the schedules below use ``T2`` as the paper's ``T``.
+    ``conf/algo/go_ucb.yaml``); ``preset=paper`` also sets its oracle to :data:`PAPER_MODEL`. Rounds:
+    ``budget.rounds`` counts both phases; Phase II has ``T2 = rounds - n_init`` rounds and the schedules below use
+    ``T2`` as the paper's ``T``.
     """
 
     name: str = "go_ucb"
@@ -178,16 +179,17 @@ class GOUCBConfig:
 
     def _apply(self, values: dict, advanced: dict) -> None:
         """Set the preset's values on every field (and ``advanced`` field) still at its default (frozen dataclass)."""
-        defaults = {f.name: f.default for f in fields(self) if f.name != "advanced"}
-        for key, value in values.items():
-            if getattr(self, key) == defaults[key]:
-                object.__setattr__(self, key, value)
-        base = GOUCBAdvanced()
-        changes = {k: v for k, v in advanced.items() if getattr(self.advanced, k) == getattr(base, k)}
+        for key, value in _left_at_default(self, values, GOUCBConfig()).items():
+            object.__setattr__(self, key, value)
+        changes = _left_at_default(self.advanced, advanced, GOUCBAdvanced())
         object.__setattr__(self, "advanced", replace(self.advanced, **changes))
 
 
 def paper_network(config: ParametricConfig) -> ParametricConfig:
     """``preset=paper``'s network oracle: :data:`PAPER_MODEL` on every ``surrogate.*`` setting left at its default."""
-    defaults = ParametricConfig()
-    return replace(config, **{k: v for k, v in PAPER_MODEL.items() if getattr(config, k) == getattr(defaults, k)})
+    return replace(config, **_left_at_default(config, PAPER_MODEL, ParametricConfig()))
+
+
+def _left_at_default(config: object, values: dict, defaults: object) -> dict:
+    """The preset ``values`` whose setting ``config`` still has at its default (``defaults``: a default instance)."""
+    return {key: value for key, value in values.items() if getattr(config, key) == getattr(defaults, key)}
