@@ -100,6 +100,7 @@ class ParametricModel:
 
         ``vmap(value)`` over ``W`` as one batched product per Linear layer: the oracle calls it at every step
         (a refit of 500 steps took 0.35 s through ``vmap(functional_call)``, almost all of it call overhead).
+        Not folded into ``value_pairs``: one shared einsum rounds differently there and moved a go_ucb_paper run.
         """
         h = self._inputs(X).unsqueeze(0).expand(W.shape[0], -1, -1)
         chunks = iter(torch.split(W, self.sizes, dim=1))
