@@ -5,7 +5,8 @@ grad_w f_x(w) (rows of its covariance matrix Sigma_t) and input gradients grad_x
 acquisition ascent). All three come from one template module (``torch.func.functional_call`` + ``vmap``)
 and plain ``torch.autograd`` (per-sample gradients by differentiating the summed values with respect to
 per-row copies of ``w`` or to the rows of ``X``), so nothing is finite-differenced, many (w, x) pairs are
-evaluated in one call, and no ``torch.func`` transform (``grad`` / ``jacrev``) runs: its first call in a
+evaluated in one call (the oracle's descent alone is numpy with hand-written backprop: ``network_descent``),
+and no ``torch.func`` transform (``grad`` / ``jacrev``) runs: its first call in a
 process imports ``torch._dynamo`` (~1.1 s CPU, issue 20).
 ``NeuralSurrogate`` wraps the model as a regression surrogate (``surrogate=nn``) with a linearised
 (Laplace / neural-linear) variance so that posterior-based acquisitions can use it too.
@@ -18,8 +19,8 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
+from hpoflow.surrogates.network_descent import NetworkLoss, descend
 from hpoflow.surrogates.parametric_config import ParametricConfig
-from hpoflow.surrogates.steppers import Stepper
 
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU, "softplus": nn.Softplus}
 
@@ -185,30 +186,14 @@ class ParametricModel:
         return w.detach()
 
     def _fit_batched(self, X: Tensor, y: Tensor, W: Tensor, iterations: int, stall: float = 0.0) -> Tensor:
-        """SGD / Adam on all rows of ``W`` (``r x d_w``) at once: the summed loss has per-row gradients."""
+        """SGD / Adam on all rows of ``W`` (``r x d_w``) at once (:func:`network_descent.descend`: numpy, by hand)."""
         c = self.config
-
-        def losses(W: Tensor, X: Tensor, y: Tensor) -> Tensor:  # vmap(self._loss) over the rows of W
-            loss = ((self.values(W, X) - y) ** 2).mean(1)
-            return loss + c.weight_decay * (W * W).sum(1) if c.weight_decay else loss
-
-        W.requires_grad_(True)
-        opt = Stepper(c.optimizer, [(W, c.lr)])  # torch.optim.Adam / SGD maths without their torch._dynamo import
-        target = c.tol * float(y.var()) if y.numel() > 1 else 0.0
-        previous = math.inf
-        for step in range(iterations):
-            opt.zero_grad()
-            loss = losses(W, X, y)
-            loss.sum().backward()
-            opt.step()
-            if step % 50 == 0:
-                best = float(loss.detach().min())
-                if c.tol > 0 and best <= target:
-                    break  # converged: the best start already fits to within tol of the data's variance
-                if stall > 0 and best > (1 - stall) * previous:
-                    break  # stalled: less than `stall` of the loss gained over the last 50 steps
-                previous = best
-        return W.detach()
+        loss = NetworkLoss([(layer.out_features, layer.in_features) for layer in self.net if isinstance(layer, nn.Linear)],
+                           c.activation, c.weight_decay)
+        target = (c.tol * float(y.var()) if y.numel() > 1 else 0.0) if c.tol > 0 else None
+        fitted = descend(loss, W.detach().cpu().numpy(), self._inputs(X).detach().cpu().numpy(),
+                         y.detach().cpu().numpy(), c.optimizer, c.lr, iterations, target, stall)
+        return torch.from_numpy(fitted).to(device=W.device, dtype=W.dtype)
 
 
 class NeuralSurrogate:
