@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from hpoflow.tracking.store import artifact_location
 from tests.report.study_store import add_run, add_study_parent
 
 # (task, optimum) x algorithm x seed; gp is better than random, turbo fails on seed 2 of branin
@@ -19,7 +20,7 @@ VALUES = {"random": [8.0, 6.0, 5.0], "gp": [7.0, 3.0, 1.5], "turbo": [6.0, 4.0, 
 
 def build_study(uri: str, *, with_parent: bool = True, mixed_direction: bool = False) -> str | None:
     client = MlflowClient(tracking_uri=uri)
-    exp = client.create_experiment("bo")
+    exp = client.create_experiment("bo", artifact_location=artifact_location(uri))  # beside the db, not ./mlruns
     parent = add_study_parent(client, exp, "bo", "sw") if with_parent else None
     for task, optimum in (("branin", 0.4), ("hartmann6", -3.3)):
         for algo, base in VALUES.items():
