@@ -88,10 +88,11 @@ class NetworkLoss:
 
 def descend(loss_fn: NetworkLoss, W: np.ndarray, X: np.ndarray, y: np.ndarray, optimizer: str, lr: float,
             iterations: int, target: float | None = None, stall: float = 0.0) -> np.ndarray:
-    """Full-batch ``adam`` / ``sgd`` on every row of ``W`` (``r x d_w``, a copy is returned) for ``iterations``
-    steps; every 50 steps (from step 0) it stops once the best row's loss is ``<= target``
-    (when ``target`` is not None)
-    or, with ``stall > 0``, fell by less than that fraction since the last check."""
+    """Full-batch ``adam`` / ``sgd`` on every row of ``W`` (``r x d_w``; a copy is returned) for ``iterations`` steps.
+
+    Every 50 steps (from step 0) it stops once the best row's loss is ``<= target`` (unless ``target`` is None) or,
+    with ``stall > 0``, fell by less than that fraction since the last check.
+    """
     W = np.array(W, copy=True)
     first, second = np.zeros_like(W), np.zeros_like(W)
     previous = math.inf

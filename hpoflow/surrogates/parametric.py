@@ -2,12 +2,12 @@
 
 GO-UCB (papers 003/004) needs, for a batch of points, the values f_x(w), the parameter gradients
 grad_w f_x(w) (rows of its covariance matrix Sigma_t) and input gradients grad_x f_x(w) (for the
-acquisition ascent). All three come from one template module (``torch.func.functional_call`` + ``vmap``)
-and plain ``torch.autograd`` (per-sample gradients by differentiating the summed values with respect to
-per-row copies of ``w`` or to the rows of ``X``), so nothing is finite-differenced, many (w, x) pairs are
-evaluated in one call (the oracle's descent alone is numpy with hand-written backprop: ``network_descent``),
-and no ``torch.func`` transform (``grad`` / ``jacrev``) runs: its first call in a
-process imports ``torch._dynamo`` (~1.1 s CPU, issue 20).
+acquisition ascent). All three come from one template module (``torch.func.functional_call``, or its layers
+applied with per-row weights) and plain ``torch.autograd`` (per-sample gradients by differentiating the summed
+values with respect to per-row copies of ``w`` or to the rows of ``X``), so nothing is finite-differenced, many
+(w, x) pairs are evaluated in one call, and no ``torch.func`` transform (``grad`` / ``jacrev``) runs: its first
+call in a process imports ``torch._dynamo`` (~1.1 s CPU, issue 20). The least-squares oracle's descent alone is
+numpy with hand-written backprop (``network_descent``: torch's per-step dispatch dominated it).
 ``NeuralSurrogate`` wraps the model as a regression surrogate (``surrogate=nn``) with a linearised
 (Laplace / neural-linear) variance so that posterior-based acquisitions can use it too.
 """
@@ -17,7 +17,7 @@ import math
 
 import torch
 from torch import Tensor, nn
-from torch.func import functional_call, vmap
+from torch.func import functional_call
 
 from hpoflow.surrogates.network_descent import NetworkLoss, descend
 from hpoflow.surrogates.parametric_config import ParametricConfig
@@ -99,8 +99,9 @@ class ParametricModel:
     def values(self, W: Tensor, X: Tensor) -> Tensor:
         """f_{W[r]}(X[j]) for every row ``r`` of ``W`` (``r x d_w``) and ``j`` of ``X`` (``m x d``): shape ``r x m``.
 
-        ``vmap(value)`` over ``W`` as one batched product per Linear layer: the oracle calls it at every step
-        (a refit of 500 steps took 0.35 s through ``vmap(functional_call)``, almost all of it call overhead).
+        ``vmap(value)`` over ``W`` as one batched product per Linear layer (``vmap(functional_call)`` costs ~1-2 ms a
+        call in overhead): the oracle's training error of every start, and the reference its numpy descent
+        (``network_descent``) is tested against.
         Not folded into ``value_pairs``: one shared einsum rounds differently there and moved a go_ucb_paper run.
         """
         h = self._inputs(X).unsqueeze(0).expand(W.shape[0], -1, -1)
@@ -161,7 +162,7 @@ class ParametricModel:
         else:
             W = self._fit_batched(X, y, W0.clone(), iterations, stall)
         with torch.no_grad():
-            mse = ((vmap(self.value, in_dims=(0, None))(W, X) - y) ** 2).mean(1)
+            mse = ((self.values(W, X) - y) ** 2).mean(1)
         mse = torch.where(torch.isfinite(mse), mse, torch.full_like(mse, math.inf))  # a diverged start never wins
         objective = mse + c.weight_decay * (W * W).sum(1)
         best = int(torch.argmin(objective))
