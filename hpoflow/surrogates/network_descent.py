@@ -59,8 +59,9 @@ class NetworkLoss:
             at += out * inp + out
         self.d_w = at
 
-    def __call__(self, W: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Losses (``r``) and their gradients (``r x d_w``) at the rows of ``W``."""
+    def __call__(self, W: np.ndarray, X: np.ndarray, y: np.ndarray,
+                 with_loss: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
+        """Losses (``r``; None unless ``with_loss``) and their gradients (``r x d_w``) at the rows of ``W``."""
         r, m = W.shape[0], X.shape[0]
         weights = [W[:, a:b].reshape(r, out, inp) for (a, b, _), (out, inp) in zip(self.bounds, self.layers)]
         biases = [W[:, b:c] for a, b, c in self.bounds]
@@ -71,7 +72,7 @@ class NetworkLoss:
             hidden.append(_activate(self.activation, pre))
         f = (hidden[-1] @ weights[-1].transpose(0, 2, 1))[..., 0] + biases[-1]  # r x m
         residual = f - y
-        loss = (residual * residual).mean(1)
+        loss = (residual * residual).mean(1) if with_loss else None
         upstream = (2.0 / m) * residual[:, :, None]  # d loss / d f, r x m x 1
         grad = np.empty_like(W)
         for k in range(len(self.layers) - 1, -1, -1):
@@ -81,7 +82,8 @@ class NetworkLoss:
             if k:
                 upstream = (upstream @ weights[k]) * _derivative(self.activation, pres[k - 1], hidden[k])
         if self.weight_decay:
-            loss = loss + self.weight_decay * (W * W).sum(1)
+            if loss is not None:
+                loss = loss + self.weight_decay * (W * W).sum(1)
             grad += (2.0 * self.weight_decay) * W
         return loss, grad
 
@@ -97,7 +99,8 @@ def descend(loss_fn: NetworkLoss, W: np.ndarray, X: np.ndarray, y: np.ndarray, o
     first, second = np.zeros_like(W), np.zeros_like(W)
     previous = math.inf
     for step in range(iterations):
-        loss, grad = loss_fn(W, X, y)
+        check = step % 50 == 0  # the loss is only read at the checks
+        loss, grad = loss_fn(W, X, y, with_loss=check)
         if optimizer == "adam":  # torch.optim.adam's single-tensor update
             first += 0.1 * (grad - first)
             second *= 0.999
@@ -107,7 +110,7 @@ def descend(loss_fn: NetworkLoss, W: np.ndarray, X: np.ndarray, y: np.ndarray, o
             W += (-lr / (1.0 - 0.9**n)) * (first / denom)
         else:
             W += -lr * grad
-        if step % 50 == 0:
+        if check:
             best = float(loss.min())
             if target is not None and best <= target:
                 break  # converged: the best start already fits to within the target
