@@ -186,13 +186,16 @@ class ParametricModel:
         opt.step(closure)
         return w.detach()
 
+    def network_loss(self) -> NetworkLoss:
+        """The oracle's per-row loss and gradient in numpy for this architecture and the current config."""
+        layers = [tuple(shape) for shape in self.shapes if len(shape) == 2]  # Linear weights: (out, in)
+        return NetworkLoss(layers, self.config.activation, self.config.weight_decay)
+
     def _fit_batched(self, X: Tensor, y: Tensor, W: Tensor, iterations: int, stall: float = 0.0) -> Tensor:
         """SGD / Adam on all rows of ``W`` (``r x d_w``) at once (:func:`network_descent.descend`: numpy, by hand)."""
         c = self.config
-        loss = NetworkLoss([(layer.out_features, layer.in_features) for layer in self.net if isinstance(layer, nn.Linear)],
-                           c.activation, c.weight_decay)
         target = (c.tol * float(y.var()) if y.numel() > 1 else 0.0) if c.tol > 0 else None
-        fitted = descend(loss, W.detach().cpu().numpy(), self._inputs(X).detach().cpu().numpy(),
+        fitted = descend(self.network_loss(), W.detach().cpu().numpy(), self._inputs(X).detach().cpu().numpy(),
                          y.detach().cpu().numpy(), c.optimizer, c.lr, iterations, target, stall)
         return torch.from_numpy(fitted).to(device=W.device, dtype=W.dtype)
 

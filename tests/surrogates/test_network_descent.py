@@ -4,9 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
-from hpoflow.surrogates.network_descent import NetworkLoss, descend
+from hpoflow.surrogates.network_descent import descend
 from hpoflow.surrogates.parametric import ParametricModel
 from hpoflow.surrogates.parametric_config import ParametricConfig
 from hpoflow.surrogates.steppers import Stepper
@@ -18,9 +17,7 @@ def _problem(activation: str, depth: int, weight_decay: float = 0.0, restarts: i
     X = torch.rand(7, 4, generator=g, dtype=torch.float64)
     y = torch.randn(7, generator=g, dtype=torch.float64)
     W = torch.stack([m.init(g) * 6 for _ in range(restarts)])  # * 6: softplus / relu pre-activations of both signs
-    loss = NetworkLoss([(layer.out_features, layer.in_features) for layer in m.net if isinstance(layer, nn.Linear)],
-                       activation, weight_decay)
-    return m, X, y, W, loss
+    return m, X, y, W, m.network_loss()
 
 
 def _torch_losses(m: ParametricModel, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, wd: float) -> torch.Tensor:
