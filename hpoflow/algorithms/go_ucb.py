@@ -5,8 +5,9 @@ Phase II, variant ``ball`` (ICML Algorithm 1), keeps ``Sigma_t = lam I + sum_i g
 ``g_i = grad_w f_{x_i}(w_i)`` and the closed-form centre ``w_t`` of eq. 5, and picks
 ``x_t = argmax_x max_{w in Ball_t} f_x(w)`` by joint projected gradient ascent over ``(x, w)``
 (``go_ucb_ascent``: all starts at once, stopped once no start improves for ``advanced.ascent_patience`` steps). The
-ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) L^{-T} z`` (``Sigma_t = L L^T``), where
-``Ball_t`` is the unit ball ``||z|| <= 1``, so the projection is exact and a radial rescaling.
+ascent runs in whitened coordinates ``w = w_t + sqrt(beta_t) A z`` (``A = Sigma_t^{-1/2}``, applied in ``O(d_w t)``
+from ``Sigma_t``'s gradient rows: ``go_ucb_ellipsoid``), where ``Ball_t`` is the unit ball ``||z|| <= 1``, so the
+projection is exact and a radial rescaling.
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 ``f_x(w_t) + sigma ||grad_w f_x(w_t)|| sqrt(U/t) + U/t``.
 
@@ -40,6 +41,7 @@ from hpoflow.algorithms.go_ucb_ascent import (
     x_objective,
 )
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
+from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
 from hpoflow.config_values import period
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
@@ -295,8 +297,13 @@ class BallGOUCB(GOUCB):
     def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
         super().__init__(config, ctx)
         self.lam = config.advanced.lam or config.advanced.lam_scale * math.sqrt(self.T2)
-        self.Sigma = self.lam * torch.eye(self.d_w, dtype=ctx.dtype)
+        self.ellipsoid = ConfidenceEllipsoid(self.lam, self.d_w, ctx.dtype)
         self.b = torch.zeros(self.d_w, dtype=ctx.dtype)
+
+    @property
+    def Sigma(self) -> Tensor:
+        """The dense ``Sigma_t`` (``d_w x d_w``; checks only: the algorithm works with its rows, ``ellipsoid``)."""
+        return self.ellipsoid.matrix
 
     def beta_t(self, t: int) -> float:
         """beta_t: the paper's ``d_w^3 F^4 t / T`` (Appendix D.1) times ``beta_scale``, or a constant."""
@@ -315,7 +322,7 @@ class BallGOUCB(GOUCB):
         Used points: all data with ``phase1_in_sigma``, else the Phase II points only.
         """
         start = 0 if self.advanced.phase1_in_sigma else self.n_init
-        self.Sigma = self.lam * torch.eye(self.d_w, dtype=self.dtype)
+        self.ellipsoid.reset()
         self.b = torch.zeros(self.d_w, dtype=self.dtype)
         if len(self.X) <= start:
             return
@@ -323,7 +330,7 @@ class BallGOUCB(GOUCB):
         z = self._z(torch.tensor(self.rewards[start:], dtype=self.dtype))
         G = self.model.grad_w(self.w0, X)
         f = self.model.value(self.w0, X)
-        self.Sigma += G.T @ G
+        self.ellipsoid.reset(G)
         self.b += G.T @ (G @ self.w0 + z - f)
 
     def _maybe_refit(self, t: int) -> bool:
@@ -342,40 +349,40 @@ class BallGOUCB(GOUCB):
         return True
 
     def _phase_two(self, t: int) -> tuple[Tensor, dict[str, float]]:
-        L = torch.linalg.cholesky(self.Sigma)
-        self.w_t = torch.cholesky_solve((self.b + self.lam * self.w0).unsqueeze(-1), L).squeeze(-1)
+        ball = self.ellipsoid
+        self.w_t = ball.solve(self.b + self.lam * self.w0)
         beta = self.beta_t(t)
-        Linv = torch.linalg.solve_triangular(L, torch.eye(self.d_w, dtype=self.dtype), upper=False)
         w_hat, root = self.w_t, math.sqrt(beta)
 
         raw = self._raw_points()
         with torch.no_grad():
-            u = self.model.grad_w(w_hat, raw) @ Linv.T        # rows L^{-1} g_x
+            u = ball.whiten(self.model.grad_w(w_hat, raw))    # rows A g_x, ||A g_x|| = ||g_x||_{Sigma^-1}
             unorm = torch.linalg.norm(u, dim=1)
             score = self.model.value(w_hat, raw) + root * unorm  # linearised optimistic value
 
         def linear(P: Tensor) -> Tensor:
-            return self.linear_ucb(P, w_hat, Linv, root)
+            return self.linear_ucb(P, w_hat, root)
 
         top = self._starts(score)
         if self.advanced.ball_max == "linear":
             (best_X,), best_v = self._ascend(x_objective(linear), [raw[top]])
-        else:  # the exact max over the ball: z starts where the linearised max puts it, L^{-1} g_x / ||L^{-1} g_x||
+        else:  # the exact max over the ball: z starts where the linearised max puts it, A g_x / ||A g_x||
             Z0 = u[top] / unorm[top].clamp_min(1e-12).unsqueeze(1)
-            (best_X, best_Z), best_v = self._ascend(whitened_objective(self.model, w_hat, Linv, root), [raw[top], Z0])
+            (best_X, best_Z), best_v = self._ascend(whitened_objective(self.model, w_hat, ball.whiten, root),
+                                                    [raw[top], Z0])
         j, best_x, value = self._choose(best_X, best_v, raw, score, linear)
         exact = self.advanced.ball_max == "exact"
-        w_opt = w_hat + root * (best_Z[j] @ Linv) if j is not None and exact else w_hat
+        w_opt = w_hat + root * ball.whiten(best_Z[j:j + 1])[0] if j is not None and exact else w_hat
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
                 "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
                 "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
                 "predicted": self._predicted(w_hat, best_x)}
         return best_x, info
 
-    def linear_ucb(self, X: Tensor, w_hat: Tensor, Linv: Tensor, root: float) -> Tensor:
+    def linear_ucb(self, X: Tensor, w_hat: Tensor, root: float) -> Tensor:
         """``max_{w in Ball_t}`` of the first-order expansion of ``f_x`` at ``w_hat``, in closed form:
         ``f_x(w_hat) + sqrt(beta) ||grad_w f_x(w_hat)||_{Sigma^-1}`` (the bound of Lemma C.8 / 5.4)."""
-        u = self.model.grad_w(w_hat, X) @ Linv.T
+        u = self.ellipsoid.whiten(self.model.grad_w(w_hat, X))
         return self.model.value(w_hat, X) + root * torch.sqrt((u * u).sum(1) + 1e-24)
 
     def _observe(self, x: Tensor, reward: float) -> None:
@@ -383,7 +390,7 @@ class BallGOUCB(GOUCB):
         w_i = self.w_t
         g = self.model.grad_w(w_i, x.unsqueeze(0))[0]
         f_i = float(self.model.value(w_i, x.unsqueeze(0))[0])
-        self.Sigma += torch.outer(g, g)
+        self.ellipsoid.add(g)
         self.b += g * (float(g @ w_i) + float(self._z(torch.tensor(reward))) - f_i)
 
 

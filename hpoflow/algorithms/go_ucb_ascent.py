@@ -85,20 +85,22 @@ def x_objective(acquisition: Callable[[Tensor], Tensor]) -> Objective:
     return objective
 
 
-def whitened_objective(model: ParametricModel, w_hat: Tensor, Linv: Tensor, root: float) -> Objective:
-    """Step 5's objective over ``params = [X, Z]`` (``k x d``, ``k x d_w``): ``f_{x_i}(w_hat + root L^{-T} z_i)``.
+def whitened_objective(model: ParametricModel, w_hat: Tensor, whiten: Callable[[Tensor], Tensor],
+                       root: float) -> Objective:
+    """Step 5's objective over ``params = [X, Z]`` (``k x d``, ``k x d_w``): ``f_{x_i}(w_hat + root A z_i)``.
 
-    Autograd differentiates the net with respect to ``x`` and ``w`` only; the chain rule through the whitening
-    is one product, ``grad_z = root grad_w L^{-1}^T``, the same ``mm`` autograd's backward would run (so the
-    gradients are bit for bit those of differentiating through ``Z @ Linv``; tested).
+    ``whiten(M) = M A`` for a symmetric ``A`` with ``A A = Sigma^{-1}`` (rows of ``M``: ``k x d_w``; see
+    ``go_ucb_ellipsoid``). Autograd differentiates the net with respect to ``x`` and ``w`` only; the chain rule
+    through the whitening is one more ``whiten``, ``grad_z = root A^T grad_w = root grad_w A`` (tested against
+    autograd through ``whiten``).
     """
     def objective(params: list[Tensor]) -> tuple[Tensor, Callable[[], list[Tensor]]]:
         X = params[0].requires_grad_(True)
-        W = (w_hat + root * (params[1] @ Linv)).requires_grad_(True)
+        W = (w_hat + root * whiten(params[1])).requires_grad_(True)
         values = model.value_pairs(W, X)
 
         def gradients() -> list[Tensor]:
             gX, gW = torch.autograd.grad(-values.sum(), (X, W))
-            return [gX, (gW * root).mm(Linv.t())]
+            return [gX, whiten(gW * root)]
         return values.detach(), gradients
     return objective

@@ -230,7 +230,7 @@ def test_linear_ucb_is_the_max_of_the_linearisation_over_the_ball():
     L = torch.linalg.cholesky(algo.Sigma)
     Linv = torch.linalg.solve_triangular(L, torch.eye(algo.d_w, dtype=torch.float64), upper=False)
     beta, x = 0.7, torch.rand(1, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
-    closed = float(algo.linear_ucb(x, algo.w_t, Linv, math.sqrt(beta))[0])
+    closed = float(algo.linear_ucb(x, algo.w_t, math.sqrt(beta))[0])
     g = algo.model.grad_w(algo.w_t, x)[0]
     f = float(algo.model.value(algo.w_t, x)[0])
     Z = torch.randn(4000, algo.d_w, dtype=torch.float64, generator=torch.Generator().manual_seed(10))

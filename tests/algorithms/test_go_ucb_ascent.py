@@ -6,6 +6,7 @@ import torch
 
 from hpoflow.algorithms.go_ucb_ascent import onto_box, onto_unit_ball, projected_ascent, whitened_objective
 from hpoflow.algorithms.go_ucb_config import GOUCBAdvanced, GOUCBConfig
+from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
 from hpoflow.surrogates.parametric import ParametricModel
 from hpoflow.surrogates.parametric_config import ParametricConfig
 from hpoflow.surrogates.steppers import Stepper
@@ -87,20 +88,20 @@ def test_projections():
 
 
 def test_whitened_gradients_equal_autograd_through_the_whitening():
-    """grad_z by the one product root grad_w L^{-1}^T equals autograd through w = w_hat + root z L^{-1}, bit for bit."""
+    """grad_z by one more whitening, root grad_w A (A symmetric), equals autograd through w = w_hat + root z A."""
     g = torch.Generator().manual_seed(3)
     model = ParametricModel(3, ParametricConfig(hidden=4), D)
     w_hat = model.init(g)
-    A = torch.randn(model.d_w, model.d_w, generator=g, dtype=D)
-    Linv = torch.linalg.inv(torch.linalg.cholesky(A @ A.T + torch.eye(model.d_w, dtype=D)))
+    ball = ConfidenceEllipsoid(0.8, model.d_w, D)
+    ball.reset(torch.randn(7, model.d_w, generator=g, dtype=D))
     X, Z, root = torch.rand(5, 3, generator=g, dtype=D), torch.randn(5, model.d_w, generator=g, dtype=D), 0.7
-    values, gradients = whitened_objective(model, w_hat, Linv, root)([X.clone(), Z.clone()])
+    values, gradients = whitened_objective(model, w_hat, ball.whiten, root)([X.clone(), Z.clone()])
     gX, gZ = gradients()
     Xr, Zr = X.clone().requires_grad_(True), Z.clone().requires_grad_(True)
-    ref = model.value_pairs(w_hat + root * (Zr @ Linv), Xr)
+    ref = model.value_pairs(w_hat + root * ball.whiten(Zr), Xr)
     rX, rZ = torch.autograd.grad(-ref.sum(), (Xr, Zr))
-    assert torch.equal(values, ref.detach())
-    assert torch.equal(gX, rX) and torch.equal(gZ, rZ)
+    assert torch.equal(values, ref.detach()) and torch.equal(gX, rX)
+    assert torch.allclose(gZ, rZ, rtol=1e-12, atol=1e-14)
 
 
 def test_patience_setting_is_validated_and_off_in_the_paper_preset():
