@@ -8,8 +8,10 @@
     and C_T (queries). Expected: an observed round costs O(C_t^2 + C_t m) (m = 1000 candidates), so ms/round grows
     with C_T, i.e. roughly like sqrt(T) to T while C_T grows sublinearly.
 (3) GO-UCB on Styblinski-Tang with d_x inputs (T = ``--go-rounds``, 8 Phase I points): mean CPU ms per round over
-    Phase II (the first Phase II round runs the regression oracle and is also shown alone). Expected: the ball
-    ascent and the rank-one update of Sigma_t cost O(d_w^2) with d_w = the network's weight count (linear in d_x).
+    Phase II (the first Phase II round runs the regression oracle and is also shown alone). Expected: about linear
+    in d_w = the network's weight count (linear in d_x): the ascent's and the oracle's passes are O(d_w) a step and
+    the ball's algebra O(d_w t) a vector plus a thin SVD of its t gradient rows, O(t^2 d_w) a round
+    (``go_ucb_ellipsoid``; before 9437748 a Cholesky factor and its inverse, O(d_w^3) a round).
     This measures whatever ``hpoflow/algorithms/go_ucb.py`` is on the measured revision.
 
 Usage: python scripts/bench_growth.py [--parts gp ce go] [--ns 50 100 200 400 800] [--ts 500 2000 8000]
