@@ -7,6 +7,7 @@ follows when the loop evaluates its own task; a :class:`hpoflow.Study` advances 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from dataclasses import dataclass
 from functools import partial
@@ -17,6 +18,9 @@ from hpoflow.checkpoint import Checkpointer, LoopState
 from hpoflow.loop import Budget, Loop, RunResult, drive
 from hpoflow.tasks.base import Task
 from hpoflow.tracking.params import mask_secrets
+
+NODE_ENV = "HPOFLOW_RAY_NODE"   # set by hpoflow's Ray launcher in a job's worker: the Ray node id
+NODE_TAG = "hpoflow.node"       # the node that started the run (``hpoflow.resumed_node``: the one that resumed it)
 
 
 @dataclass
@@ -69,6 +73,12 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
+        from hpoflow.tracking.checkpoint_artifacts import ArtifactMirror, in_store
+
+        if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store
+            loaded = resume.meta.get("artifact_slot") if resume is not None else None
+            checkpointer.mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
+                                                 first_slot=0 if loaded is None else int(loaded) + 1)
     loop = Loop(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error,
                 checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
@@ -174,6 +184,9 @@ def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str, checkpoi
     tags.update({f"task.{key}": f"{value:.8g}" for key, value in task.reference_values().items()})
     if checkpoint_path:
         tags["checkpoint"] = checkpoint_path
+    node = os.environ.get(NODE_ENV)
+    if node:
+        tags[NODE_TAG] = node
     return tags
 
 
@@ -187,12 +200,18 @@ def _start_tracker(s: Settings, task: Task, uri: str, tags: dict[str, str], conf
     experiment = s.tracking.experiment or tags["task"]
     run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
     run_id = resume.meta.get("run_id") if resume is not None else None
+    take_over = False
     if resume is not None:
-        tags = {"resumed_at_round": str(resume.round)}
+        node = tags.get(NODE_TAG)
+        tags = {"resumed_at_round": str(resume.round),
+                "hpoflow.resumed_from": "store" if resume.meta.get("artifact_slot") is not None else "file"}
+        if node:
+            tags["hpoflow.resumed_node"] = node
+        take_over = bool(resume.meta.get("take_over"))
     try:
         tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
                                 artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
-                                heartbeat_s=s.tracking.heartbeat_s)
+                                heartbeat_s=s.tracking.heartbeat_s, take_over=take_over)
     except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
         raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
                           f"({first_line(exc)})") from None

@@ -305,6 +305,7 @@ class Checkpointer:
 
     def __init__(self, path: str | Path, meta: dict[str, Any] | None = None, every: int = 1) -> None:
         self.path, self.meta, self.every = Path(path), dict(meta or {}), every
+        self.mirror: Any = None  # an ``ArtifactMirror``: also upload each save into the tracking store
 
     def due(self, round: int) -> bool:
         return self.every >= 1 and round % self.every == 0
@@ -312,6 +313,24 @@ class Checkpointer:
     def save(self, state: LoopState, status: str = "RUNNING") -> None:
         state.meta = {**self.meta, "status": status}
         save(self.path, state)
+        if self.mirror is not None and status != "FINISHED":  # a finished run is never resumed
+            self.mirror.upload(self.path)
+
+
+def _from_store(client: Any, run_id: str, tag: str, uri: str) -> Path | None:
+    """The run's checkpoint downloaded from the store (http(s) stores keep a copy) to its recorded path, or
+    under ``outputs/resumed/<run id>/`` when that path cannot be written here; None without a valid copy."""
+    from hpoflow.tracking.checkpoint_artifacts import fetch, in_store
+
+    if not in_store(uri):
+        return None
+    for dest in (Path(tag), Path("outputs", "resumed", run_id, FILENAME).resolve()):
+        try:
+            got = fetch(client, run_id, dest)
+        except OSError:
+            continue
+        return None if got is None else got[0]
+    return None
 
 
 def locate(resume: str, uri: str | None = None) -> Path:
@@ -342,7 +361,11 @@ def locate(resume: str, uri: str | None = None) -> Path:
             raise CheckpointError(f"resume={resume!r}: the run has no 'checkpoint' tag (not started by hpoflow "
                                   "with checkpointing)")
         if not Path(tag).is_file():
-            raise CheckpointError(f"resume={resume!r}: its checkpoint {tag} is not readable from this machine")
+            fetched = _from_store(make_client(uri), resume, tag, uri)
+            if fetched is None:
+                raise CheckpointError(f"resume={resume!r}: its checkpoint {tag} is not readable from this machine"
+                                      " (and the store holds no copy of it)")
+            return fetched
         return Path(tag)
     raise CheckpointError(f"resume={resume!r} is neither a run folder, a checkpoint file, nor an MLflow run id")
 

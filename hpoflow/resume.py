@@ -116,13 +116,14 @@ RESUMABLE_OVERRIDES = ("resume", "tracking.uri")  # what a resume may set; every
 
 
 def resume_settings(resume: str, overrides: list[str], uri: str | None,
-                    composed: dict[str, Any] | None = None) -> tuple[Settings, Any, str]:
+                    composed: dict[str, Any] | None = None, take_over: bool = False) -> tuple[Settings, Any, str]:
     """Settings, loop state and checkpoint path for ``resume=<run folder | checkpoint | MLflow run id>``.
 
     The run continues with the config recorded in its checkpoint; an override that differs from the recorded
     value is refused (``composed``: the config the command line composed; overrides equal to the recorded
     ones are accepted). ``tracking.uri`` and secrets may always be given (they are never recorded). The
-    checkpoint is checked against its run in the store (``hpoflow.resume_guard``). Components given by
+    checkpoint is checked against its run in the store (``hpoflow.resume_guard``; ``take_over``: its writer is
+    known dead, whatever its lease says: a launcher's retry of a lost job). Components given by
     ``_target_`` are only rebuilt from a checkpoint named by path, never from one found through an MLflow tag.
     """
     from hpoflow.app import ConfigError, validate
@@ -157,7 +158,8 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
     settings = validate(raw)
     if settings.tracking.enabled:
         try:
-            verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every)
+            verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every,
+                         take_over=take_over)
         except CheckpointError as exc:
             raise ConfigError(f"resume={resume!r}: {exc}") from None
     return settings, state, str(path)
@@ -188,7 +190,10 @@ def plan_job(settings: Settings, overrides: list[str], composed: dict[str, Any],
     except ConfigHashCollision as exc:
         raise ConfigError(str(exc)) from None
     if plan.action is Action.RESUME:
-        settings, state, path = resume_settings(str(plan.checkpoint), [], settings.tracking.uri)
+        settings, state, path = resume_settings(str(plan.checkpoint), [], settings.tracking.uri,
+                                                take_over=plan.take_over)
+        state.meta["take_over"] = plan.take_over          # in memory only: how this process continues the run
+        state.meta["artifact_slot"] = plan.from_store
         return settings, (state, path)
     if plan.action is not Action.NEW:
         return f"{plan.action.value}: run {plan.run_id}"

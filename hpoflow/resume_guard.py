@@ -87,7 +87,7 @@ def redacted_keys(config: Any, prefix: str = "") -> list[str]:
     return []
 
 
-def verify_store(state: LoopState, uri: str, every: int) -> str:
+def verify_store(state: LoopState, uri: str, every: int, take_over: bool = False) -> str:
     """Check the checkpoint against the run in store ``uri``; returns the store's status of the run.
 
     Raises:
@@ -113,7 +113,7 @@ def verify_store(state: LoopState, uri: str, every: int) -> str:
                                   f"{state.round} (an older copy?): a finished run is never re-opened")
         return status
     lease = read_lease(client, run_id)
-    if status == "RUNNING" and lease is not None and lease.alive():
+    if status == "RUNNING" and lease is not None and lease.alive() and not take_over:
         raise CheckpointError(f"run {run_id} is being written by {lease.describe()}; wait for it to end, "
                               "or stop it")
     seed = run.data.tags.get("seed")

@@ -31,6 +31,7 @@ INVOCATION_TAG = "hpoflow.invocation"   # the invocation of the sweep command th
 RESUMED_TAG = "hpoflow.resumed_in"      # the invocation that resumed it last
 SUPERSEDED_TAG = "hpoflow.superseded"   # "true" on a FAILED run that a rerun replaced (reports skip it)
 PARENT_TAG = "mlflow.parentRunId"       # MLflow's own nesting tag: the UI groups children under the parent
+RETRY_ENV = "HPOFLOW_RAY_ATTEMPT"       # set by hpoflow's Ray launcher: n > 0 in the n-th retry of a lost job
 NOT_HASHED = ("tracking", "resume", "progress", "checkpoint_every", "sweep", "hydra")
 
 
@@ -78,6 +79,8 @@ class Plan:
     run_id: str | None = None
     checkpoint: str | None = None
     superseded: str | None = None   # a FAILED run replaced by this new one (sweep.rerun_failed=true)
+    take_over: bool = False         # a retry of a lost job: its predecessor's lease is known dead
+    from_store: int | None = None   # the checkpoint was downloaded from the store (its artifact slot)
 
 
 def _writer_alive(client: Any, run: Any) -> bool:
@@ -114,21 +117,47 @@ def check_same_config(run: Any, raw: dict[str, Any]) -> None:
                 "have distinct hashes (rename the study's MLflow experiment to start afresh)")
 
 
-def plan(client: Any, experiment_id: str, parent_run_id: str, raw: dict[str, Any], rerun_failed: bool) -> Plan:
-    """Decide what a study job does, from the children of ``parent_run_id`` with the job's config hash."""
+def _checkpoint_here(client: Any, run_id: str, tag: str | None) -> tuple[str, int | None] | None:
+    """The run's checkpoint as a local file: the one its tag names, else the store's copy (http(s) stores)
+    downloaded there; ``(path, slot)`` with the artifact slot it came from (None: the local file)."""
+    if not tag:
+        return None
+    if Path(tag).is_file():
+        return tag, None
+    from hpoflow.tracking.checkpoint_artifacts import fetch, in_store
+
+    if not in_store(str(getattr(client, "tracking_uri", ""))):
+        return None
+    try:
+        got = fetch(client, run_id, tag)
+    except OSError:  # the recorded folder cannot be created here
+        return None
+    return None if got is None else (str(got[0]), got[1])
+
+
+def plan(client: Any, experiment_id: str, parent_run_id: str, raw: dict[str, Any], rerun_failed: bool,
+         retry_of: str | None = None) -> Plan:
+    """Decide what a study job does, from the children of ``parent_run_id`` with the job's config hash.
+
+    ``retry_of``: this job is a launcher's retry of a job of invocation ``retry_of`` whose worker died; a run
+    that invocation created or resumed is then taken over even while its (dead) writer's lease looks alive
+    (a writer on another host is otherwise presumed dead only after its heartbeat grace, 30 s or more).
+    """
     runs = children_with_hash(client, experiment_id, parent_run_id, config_hash(raw))
     if not runs:
         return Plan(Action.NEW)
     run = runs[0]
     check_same_config(run, raw)
     status, run_id = run.info.status, run.info.run_id
-    checkpoint = run.data.tags.get("checkpoint")
+    tags = run.data.tags
+    ours = retry_of is not None and retry_of in (tags.get(INVOCATION_TAG), tags.get(RESUMED_TAG))
     if status == "FINISHED":
         return Plan(Action.SKIP_FINISHED, run_id)
-    if status in ("RUNNING", "SCHEDULED", "KILLED") and _writer_alive(client, run):
+    if status in ("RUNNING", "SCHEDULED", "KILLED") and not ours and _writer_alive(client, run):
         return Plan(Action.SKIP_RUNNING, run_id)
-    if status in ("RUNNING", "SCHEDULED", "KILLED") and checkpoint and Path(checkpoint).is_file():
-        return Plan(Action.RESUME, run_id, checkpoint)
+    found = _checkpoint_here(client, run_id, tags.get("checkpoint")) if status != "FAILED" else None
+    if status in ("RUNNING", "SCHEDULED", "KILLED") and found:
+        return Plan(Action.RESUME, run_id, found[0], take_over=ours, from_store=found[1])
     if status == "FAILED" and not rerun_failed:
         return Plan(Action.SKIP_FAILED, run_id)
     return Plan(Action.NEW, superseded=run_id)  # FAILED and rerun, or a dead writer with no checkpoint to resume
@@ -175,9 +204,18 @@ def open_parent(client: Any, experiment_id: str, key: str, name: str, tags: dict
     return run_id, True
 
 
+_LAUNCH = {"retried": 0, "lost": 0}  # what the launcher of this process reported (hpoflow's Ray launcher)
+
+
+def note_launch(retried: int, lost: int) -> None:
+    """Called by a launcher: jobs resubmitted after their worker died, and jobs given up on (lost)."""
+    _LAUNCH.update(retried=retried, lost=lost)
+
+
 @dataclass(frozen=True)
 class Account:
-    """What one invocation of a study did, read back from the store."""
+    """What one invocation of a study did, read back from the store (``retried``: jobs the launcher resubmitted
+    after their worker died; ``failed``: FAILED/KILLED runs plus jobs whose worker was lost for good)."""
 
     finished_skipped: int
     resumed: int
@@ -185,11 +223,14 @@ class Account:
     failed: int
     running: int
     total: int
+    retried: int = 0
+    lost: int = 0   # jobs whose worker was lost for good (their runs are left RUNNING: counted in ``running``)
 
     def line(self, name: str) -> str:
-        parts = [f"{self.finished_skipped} finished (skipped)", f"{self.resumed} resumed", f"{self.new} new"]
-        if self.failed:
-            parts.append(f"{self.failed} failed (sweep.rerun_failed=true reruns them)")
+        parts = [f"{self.finished_skipped} finished (skipped)", f"{self.resumed} resumed", f"{self.new} new",
+                 f"{self.retried} retried"]
+        failed = self.failed + self.lost
+        parts.append(f"{failed} failed" + (" (sweep.rerun_failed=true reruns them)" if failed else ""))
         if self.running:
             parts.append(f"{self.running} not finished")
         return f"study {name}: " + ", ".join(parts) + f"; {self.total} runs in the store"
@@ -208,7 +249,8 @@ def account(client: Any, experiment_id: str, parent_run_id: str, invocation: str
     skipped = [r for r in runs if r.info.run_id not in touched and r.info.status == "FINISHED"]
     failed = [r for r in runs if r.info.status in ("FAILED", "KILLED")]
     running = [r for r in runs if r.info.status in ("RUNNING", "SCHEDULED")]
-    return Account(len(skipped), len(resumed), len(new), len(failed), len(running), len(runs))
+    return Account(len(skipped), len(resumed), len(new), len(failed), len(running), len(runs),
+                   retried=_LAUNCH["retried"], lost=_LAUNCH["lost"])
 
 
 def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation: str, name: str,
@@ -237,7 +279,10 @@ def prepare_job(s: Any) -> Plan:
     exp = retry(lambda: client.get_experiment_by_name(str(name))) if name else None
     if exp is None:
         return Plan(Action.NEW)
-    decided = plan(client, exp.experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed)
+    import os
+
+    retry_of = str(s.sweep.invocation) if int(os.environ.get(RETRY_ENV, "0") or 0) > 0 else None
+    decided = plan(client, exp.experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed, retry_of)
     if decided.action is Action.RESUME:
         retry(lambda: client.set_tag(decided.run_id, RESUMED_TAG, str(s.sweep.invocation)))
     if decided.superseded:

@@ -44,7 +44,7 @@ class MlflowTracker:
 
     def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 100,
                  flush_seconds: float = 10.0, artifacts: bool = True, run_id: str | None = None,
-                 heartbeat_s: float = leases.DEFAULT_HEARTBEAT_S, plots: bool = False) -> None:
+                 heartbeat_s: float = leases.DEFAULT_HEARTBEAT_S, plots: bool = False, take_over: bool = False) -> None:
         self.uri, self.experiment, self.run_name = uri, experiment, run_name
         self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
         self.plots = plots
@@ -59,6 +59,7 @@ class MlflowTracker:
         self._artifact_writers: list[Callable[[Path], list[Path]]] = []
         self._stored_steps: set[int] = set()
         self.heartbeat_s = heartbeat_s
+        self.take_over = take_over  # continuing a run whose writer is known dead (a launcher's retry)
         self.health = StoreHealth(uri)
         self._heartbeat: leases.Heartbeat | None = None
         self._lease: leases.Lease | None = None
@@ -73,7 +74,8 @@ class MlflowTracker:
         self._config_text = config_text
         if self.run_id is not None:  # resuming an existing run
             run_id = self.run_id
-            self._lease = leases.acquire(self.client, run_id, self.heartbeat_s)  # LeaseHeld, RunFinished
+            self._lease = leases.acquire(self.client, run_id, self.heartbeat_s,  # LeaseHeld, RunFinished
+                                         grace_s=0.0 if self.take_over else None)
             self._start_heartbeat()
             history = retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))
             self._stored_steps = {m.step for m in history}

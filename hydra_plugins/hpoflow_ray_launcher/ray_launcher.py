@@ -1,0 +1,242 @@
+"""A Hydra launcher that runs every sweep job as a Ray task (``hydra/launcher=ray``), and survives lost workers.
+
+Ours rather than hydra-ray-launcher: that plugin pins ``cloudpickle<3``, always passes ``num_cpus`` and
+``object_store_memory`` to ``ray.init`` (which a running cluster refuses) and awaits results in submission
+order, so one crashed worker ends the sweep.
+
+* Where Ray runs: ``hydra.launcher.address`` (``auto``, ``ray://HEAD:10001``, ``HOST:6379``), else
+  ``$RAY_ADDRESS``, joins that cluster with no resource arguments; with neither, a local Ray is started on
+  127.0.0.1 with ``hydra.launcher.num_cpus`` CPUs (default: all of this machine's).
+* Lost workers: a job whose worker process or node dies (``WorkerCrashedError``, ``NodeDiedError``, ...) is
+  submitted again, up to ``hydra.launcher.max_retries`` times (default 2). The new attempt is an ordinary study
+  job: it finds its run in the store by config hash and resumes it from its last checkpoint
+  (:mod:`hpoflow.sweeps`). An exception raised *by the job* (an objective under ``on_error=fail``) is never
+  retried: the job's result carries it, as with any other launcher.
+* Results are collected as they complete (``ray.wait``), so the other jobs go on whatever one job does.
+* Run folders are under the sweep folder, made absolute on the driver (a Ray worker's working directory is
+  wherever ``ray start`` ran).
+"""
+# no "from __future__ import annotations": Hydra execs plugin modules outside sys.modules, and dataclasses
+# would then fail to resolve string annotations
+
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from hydra.core.config_store import ConfigStore
+from hydra.core.singleton import Singleton
+from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, run_job, setup_globals
+from hydra.plugins.launcher import Launcher
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+log = logging.getLogger(__name__)
+
+NODE_ENV = "HPOFLOW_RAY_NODE"        # the Ray node id a job runs on (tagged on its MLflow run)
+ATTEMPT_ENV = "HPOFLOW_RAY_ATTEMPT"  # 0 for a job's first attempt, n for its n-th retry
+LOST_ERRORS = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
+               "LocalRayletDiedError", "RaySystemError")  # ray.exceptions: the job's process or node is gone
+
+
+@dataclass
+class RayLauncherConf:
+    _target_: str = "hydra_plugins.hpoflow_ray_launcher.ray_launcher.RayLauncher"
+    address: Optional[str] = None    # null: $RAY_ADDRESS if set, else a local Ray on 127.0.0.1; auto: running cluster
+    num_cpus: Optional[int] = None   # CPUs of a local Ray (null: all); never passed when joining a cluster
+    cpus_per_job: float = 1.0        # Ray resources reserved per job
+    gpus_per_job: float = 0.0
+    max_retries: int = 2             # resubmissions of a job whose worker process or node died
+    include_dashboard: bool = False  # a local Ray's dashboard (needs ray[default])
+
+
+ConfigStore.instance().store(group="hydra/launcher", name="hpoflow_ray", node=RayLauncherConf, provider="hpoflow")
+
+
+class LauncherSettingError(ValueError):
+    """A bad ``hydra.launcher.*`` value (one line: the key, the value, what is allowed)."""
+
+
+def check_settings(settings: Dict[str, Any]) -> None:
+    """Refuse bad launcher settings before Ray is started."""
+    retries = settings.get("max_retries")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise LauncherSettingError(f"hydra.launcher.max_retries={retries!r} is not allowed; use an integer >= 0")
+    for key in ("cpus_per_job", "gpus_per_job"):
+        value = settings.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or (
+                key == "cpus_per_job" and value == 0):
+            raise LauncherSettingError(f"hydra.launcher.{key}={value!r} is not allowed; use a number "
+                                       f"{'> 0' if key == 'cpus_per_job' else '>= 0'}")
+    cpus = settings.get("num_cpus")
+    if cpus is not None and (not isinstance(cpus, int) or isinstance(cpus, bool) or cpus < 1):
+        raise LauncherSettingError(f"hydra.launcher.num_cpus={cpus!r} is not allowed; use null or an integer >= 1")
+
+
+def init_args(address: Optional[str], env: Dict[str, str], num_cpus: Optional[int],
+              include_dashboard: bool) -> Dict[str, Any]:
+    """``ray.init`` keyword arguments: join a cluster with none that conflict, or start a loopback-only Ray."""
+    target = address or env.get("RAY_ADDRESS") or None
+    if target:
+        return {"address": target}  # a running cluster refuses num_cpus, num_gpus, object_store_memory
+    args: Dict[str, Any] = {"address": "local", "_node_ip_address": "127.0.0.1",
+                            "include_dashboard": include_dashboard}
+    if include_dashboard:
+        args["dashboard_host"] = "127.0.0.1"
+    if num_cpus is not None:
+        args["num_cpus"] = num_cpus
+    return args
+
+
+def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context: HydraContext,
+                 config: DictConfig, task_function: TaskFunction, singleton_state: Dict[Any, Any]) -> JobReturn:
+    """One sweep job inside a Ray worker (a reused worker keeps its signal handlers and environment)."""
+    import ray
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    saved = {key: os.environ.get(key) for key in (NODE_ENV, ATTEMPT_ENV)}
+    os.environ[NODE_ENV] = ray.get_runtime_context().get_node_id()
+    os.environ[ATTEMPT_ENV] = str(attempt)
+    try:
+        setup_globals()
+        Singleton.set_state(singleton_state)
+        sweep_config = hydra_context.config_loader.load_sweep_config(config, list(overrides))
+        with open_dict(sweep_config):
+            sweep_config.hydra.job.id = f"{sweep_config.hydra.job.name}_{idx}"
+            sweep_config.hydra.job.num = idx
+        from hydra.core.hydra_config import HydraConfig
+
+        HydraConfig.instance().set_config(sweep_config)
+        return run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
+                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+    finally:
+        for sig, handler in handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def lost_error_types() -> Tuple[type, ...]:
+    import ray.exceptions as rex
+
+    return tuple(getattr(rex, name) for name in LOST_ERRORS if hasattr(rex, name))
+
+
+class JobLost(RuntimeError):
+    """A job whose worker died more often than ``max_retries`` allows (exit status 1, like a failed job)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _job_lost(idx: int, attempts: int, exc: BaseException) -> BaseException:
+    try:
+        from hpoflow.cli_errors import JobFailed
+    except ImportError:  # the plugin without hpoflow: a plain error
+        return JobLost(f"job {idx}: its worker died {attempts} times ({type(exc).__name__})")
+    return JobFailed(f"job {idx}: its worker died {attempts} times, last: {type(exc).__name__} "
+                     "(hydra.launcher.max_retries)", 1)
+
+
+def _note_counts(retried: int, failed: int) -> None:
+    try:
+        from hpoflow import sweeps
+    except ImportError:
+        return
+    sweeps.note_launch(retried=retried, lost=failed)
+
+
+class RayLauncher(Launcher):
+    """Hydra launcher: sweep jobs as Ray tasks, lost workers retried, results gathered as they complete."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.settings = settings
+        self.config: Optional[DictConfig] = None
+        self.task_function: Optional[TaskFunction] = None
+        self.hydra_context: Optional[HydraContext] = None
+        self.retried = 0
+        self.failed = 0
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        self.config, self.task_function, self.hydra_context = config, task_function, hydra_context
+
+    def _init_ray(self) -> Any:
+        import ray
+
+        if ray.is_initialized():
+            return ray
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        args = init_args(self.settings.get("address"), dict(os.environ), self.settings.get("num_cpus"),
+                         bool(self.settings.get("include_dashboard")))
+        log.info("Ray: %s", "joining " + args["address"] if args["address"] != "local" else
+                 f"a local instance on 127.0.0.1 ({args.get('num_cpus', 'all')} CPUs)")
+        ray.init(**args, ignore_reinit_error=True)
+        return ray
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        assert self.config is not None and self.task_function is not None and self.hydra_context is not None
+        check_settings(self.settings)
+        setup_globals()
+        configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
+        sweep_dir = Path(str(self.config.hydra.sweep.dir)).resolve()
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        config = OmegaConf.create(self.config)  # a copy (the resolver cache too: same timestamps and uids)
+        OmegaConf.copy_cache(from_config=self.config, to_config=config)
+        with open_dict(config):
+            config.hydra.sweep.dir = str(sweep_dir)  # absolute: workers run elsewhere
+        ray = self._init_ray()
+        log.info("Launching %d jobs on Ray, sweep output dir: %s", len(job_overrides), sweep_dir)
+        for i, overrides in enumerate(job_overrides):
+            log.info("\t#%d : %s", initial_job_idx + i, " ".join(filter_overrides(overrides)))
+        remote = ray.remote(_execute_job).options(
+            num_cpus=float(self.settings.get("cpus_per_job", 1.0)),
+            num_gpus=float(self.settings.get("gpus_per_job", 0.0)),
+            max_retries=0, retry_exceptions=False)  # retries are ours: counted, and only for lost workers
+        shared = [ray.put(x) for x in (self.hydra_context, config, self.task_function, Singleton.get_state())]
+        pending: Dict[Any, Tuple[int, int]] = {}
+
+        def submit(pos: int, attempt: int) -> None:
+            ref = remote.remote(initial_job_idx + pos, attempt, list(job_overrides[pos]), *shared)
+            pending[ref] = (pos, attempt)
+
+        for pos in range(len(job_overrides)):
+            submit(pos, 0)
+        results: List[Optional[JobReturn]] = [None] * len(job_overrides)
+        lost = lost_error_types()
+        max_retries = int(self.settings.get("max_retries", 2))
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                pos, attempt = pending.pop(done[0])
+                try:
+                    results[pos] = ray.get(done[0])
+                except lost as exc:
+                    idx = initial_job_idx + pos
+                    if attempt < max_retries:
+                        self.retried += 1
+                        print(f"job {idx}: its worker was lost ({type(exc).__name__}); retrying "
+                              f"({attempt + 1} of {max_retries}), it resumes from its checkpoint",
+                              file=sys.stderr, flush=True)
+                        submit(pos, attempt + 1)
+                        continue
+                    self.failed += 1
+                    print(f"Error: job {idx}: its worker was lost {attempt + 1} times ({type(exc).__name__}); "
+                          "not retried again (hydra.launcher.max_retries)", file=sys.stderr, flush=True)
+                    results[pos] = JobReturn(overrides=list(job_overrides[pos]), status=JobStatus.FAILED,
+                                             _return_value=_job_lost(idx, attempt + 1, exc))
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM of the driver: the running jobs end as KILLED, then we go
+            for ref in pending:
+                ray.cancel(ref, force=False)  # a KeyboardInterrupt inside the job: its run is marked KILLED
+            ray.wait(list(pending), num_returns=len(pending), timeout=30)
+            raise
+        finally:
+            _note_counts(self.retried, self.failed)
+        return [r for r in results if r is not None]
