@@ -1,0 +1,124 @@
+"""hpoflow's Ray launcher (``hydra/launcher=ray``): init arguments, settings, and sweeps on a local Ray.
+
+The CLI tests start a local Ray (2 CPUs, bound to 127.0.0.1) and are skipped when ray is not installed
+(``pip install 'hpoflow[cluster]'``).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hydra_plugins.hpoflow_ray_launcher.ray_launcher import LauncherSettingError, check_settings, init_args
+from tests.conftest import mlflow_runs
+from tests.test_failures_cli import FAULTY, faulty_env
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'hpoflow[cluster]')")
+SETTINGS = {"address": None, "num_cpus": None, "cpus_per_job": 1.0, "gpus_per_job": 0.0, "max_retries": 2}
+KEYS = ("value", "best_value", "regret", "cumulative_regret", "simple_regret", "query_cost")
+
+
+def test_local_ray_is_bound_to_loopback_with_no_cluster():
+    args = init_args(None, {}, 2, include_dashboard=False)
+    assert args == {"address": "local", "_node_ip_address": "127.0.0.1", "include_dashboard": False, "num_cpus": 2}
+
+
+@pytest.mark.parametrize("address, env", [("auto", {}), (None, {"RAY_ADDRESS": "127.0.0.1:6379"}),
+                                          ("ray://head:10001", {"RAY_ADDRESS": "ignored:1"})])
+def test_an_existing_cluster_gets_no_conflicting_init_arguments(address, env):
+    args = init_args(address, env, 8, include_dashboard=True)  # num_cpus is for a local Ray only
+    assert args == {"address": address or env["RAY_ADDRESS"]}
+
+
+@pytest.mark.parametrize("key, value, allowed", [("max_retries", -1, "integer >= 0"), ("max_retries", 1.5, ">= 0"),
+                                                 ("cpus_per_job", 0, "> 0"), ("gpus_per_job", -1, ">= 0"),
+                                                 ("num_cpus", 0, "integer >= 1")])
+def test_bad_settings_are_refused_in_one_line(key, value, allowed):
+    with pytest.raises(LauncherSettingError) as err:
+        check_settings({**SETTINGS, key: value})
+    message = str(err.value)
+    assert f"hydra.launcher.{key}={value!r}" in message and allowed in message and "\n" not in message
+
+
+def _checkpoint_round(path: str) -> int:
+    try:
+        return int(json.loads(Path(path).read_text().split(',"rounds":')[0] + "}")["round"])
+    except Exception:  # noqa: BLE001 - not written yet, or being replaced
+        return 0
+
+
+def _history(client, run_id: str) -> dict:
+    return {k: sorted((m.step, m.value) for m in client.get_metric_history(run_id, k)) for k in KEYS}
+
+
+@needs_ray
+@pytest.mark.cli
+@pytest.mark.slow
+def test_lost_worker_is_retried_and_resumed_while_objective_errors_are_not(tmp_path):
+    """4 jobs on a local 2-CPU Ray: one job's worker is SIGKILLed mid-run and one objective raises.
+
+    The killed job is retried once and resumes its run from the checkpoint (history equal to an uninterrupted
+    run of the same config); the raising jobs follow on_error=fail (FAILED, not retried); the sweep exits 1.
+    """
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    common = ["task=faulty", "algo=random", "task.noise_std=0.1",
+              "budget.rounds=10", "tracking.flush_every=2", f"tracking.uri={uri}"]
+    plugin = ["--config-dir", str(FAULTY / "conf")]
+    proc = subprocess.Popen([sys.executable, "-m", "hpoflow", *plugin, "-m", "hydra/launcher=ray",
+                             "hydra.launcher.num_cpus=2", *common, "task.delay=0.4", "task.fail_at=0,7",
+                             "seed=0,1"], cwd=tmp_path, env=faulty_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    client = MlflowClient(tracking_uri=uri)
+    victim = None
+    deadline = time.monotonic() + 300
+    while victim is None and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        try:
+            runs = mlflow_runs(uri)
+        except Exception:  # noqa: BLE001 - the store is being created
+            continue
+        for run in runs:
+            tags = run.data.tags
+            if (run.info.status == "RUNNING" and run.data.params.get("task.fail_at") == "0"
+                    and "hpoflow.lease.pid" in tags and _checkpoint_round(tags.get("checkpoint", "")) >= 3):
+                victim = run
+                import os
+
+                os.kill(int(tags["hpoflow.lease.pid"]), signal.SIGKILL)  # the Ray worker running this job
+                break
+    out, _ = proc.communicate(timeout=600)
+    print(out[-4000:])
+    assert victim is not None, "no job reached round 3 to be killed\n" + out[-3000:]
+    assert proc.returncode == 1, out[-3000:]  # the jobs with fail_at=7 failed finally
+    assert "retrying (1 of 2), it resumes from its checkpoint" in out
+    assert "study faulty: 0 finished (skipped), 0 resumed, 4 new, 1 retried, 2 failed" in out
+
+    runs = {r.info.run_id: r for r in mlflow_runs(uri)}
+    assert len(runs) == 4
+    by_status = sorted((r.data.params["task.fail_at"], r.info.status) for r in runs.values())
+    assert by_status == [("0", "FINISHED"), ("0", "FINISHED"), ("7", "FAILED"), ("7", "FAILED")]
+    resumed = runs[victim.info.run_id]
+    assert int(resumed.data.tags["resumed_at_round"]) >= 3 and resumed.data.tags["hpoflow.resumed_from"] == "file"
+    sweep_dir = next(r for r in mlflow_runs(uri, parents=True) if r.data.tags.get("hpoflow.kind") == "study"
+                     ).data.tags["hpoflow.sweep_dir"]
+    for run in runs.values():  # run folders under the sweep folder, whatever the worker's working directory
+        assert run.data.tags["checkpoint"].startswith(sweep_dir + "/")
+        steps = [s for s, _ in _history(client, run.info.run_id)["query_cost"]]
+        assert steps == list(range(1, 11 if run.data.params["task.fail_at"] == "0" else 8))  # the failed round 7 too
+
+    # the resumed run's history equals an uninterrupted run of the same config
+    seed = resumed.data.params["seed"]
+    ref_uri = f"sqlite:///{tmp_path / 'ref.db'}"
+    subprocess.run([sys.executable, "-m", "hpoflow", *plugin, *common[:-1], f"tracking.uri={ref_uri}", "task.fail_at=0",
+                    f"seed={seed}"], cwd=tmp_path, env=faulty_env(), check=True, capture_output=True, timeout=300)
+    (ref,) = mlflow_runs(ref_uri)
+    assert _history(client, victim.info.run_id) == _history(MlflowClient(tracking_uri=ref_uri), ref.info.run_id)
