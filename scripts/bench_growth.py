@@ -75,7 +75,7 @@ def cpu_rounds(task, algo, rounds, queried: list[bool] | None = None) -> list[fl
 
 def build(algo: str, task: str, rounds: int, seed: int = 0, surrogate: str | None = None,
           algo_kw: dict | None = None, task_kw: dict | None = None, surrogate_kw: dict | None = None):
-    from hpoflow import registry
+    from hpoflow.config import registry
     from hpoflow.algorithms.base import BuildContext
 
     te = registry.get("task", task)

@@ -176,9 +176,9 @@ def defect_4(tmp: Path, out: list[str]) -> None:
     wait_round(proc, tmp / "stale", 3)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    code, stdout, _, _ = cli(tmp, "stale", "--mark-failed", f"tracking.uri=sqlite:///{db}", module="hpoflow.runs")
+    code, stdout, _, _ = cli(tmp, "stale", "--mark-failed", f"tracking.uri=sqlite:///{db}", module="hpoflow.store.runs")
     runs, _, _ = store_rows(db)
-    out.append(f"4  SIGKILL, then python -m hpoflow.runs stale --mark-failed: exit {code}: "
+    out.append(f"4  SIGKILL, then python -m hpoflow.store.runs stale --mark-failed: exit {code}: "
                f"{stdout.strip().splitlines()[-1]}; run now {runs[0][1]}")
 
 

@@ -77,8 +77,8 @@ def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from hpoflow.app import validate
-    from hpoflow.schema import CONF_DIR, register_configs
+    from hpoflow.config.settings import validate
+    from hpoflow.config.schema import CONF_DIR, register_configs
 
     register_configs()
     sweeper = yaml.safe_load((CONF_DIR / "experiment" / f"{experiment}.yaml").read_text())["hydra"]["sweeper"]

@@ -13,12 +13,12 @@ import pytest
 import torch
 
 import hpoflow
-from hpoflow import registry
+from hpoflow.config import registry
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.algorithms.peers.configs import BoTorchConfig
-from hpoflow.app import ConfigError, validate
-from hpoflow.compose import compose
-from hpoflow.config_values import NEVER
+from hpoflow.config.settings import ConfigError, validate
+from hpoflow.config.compose import compose
+from hpoflow.core.config_values import NEVER
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import ExactGP
 

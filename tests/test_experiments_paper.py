@@ -8,8 +8,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hpoflow.app import validate
-from hpoflow.schema import CONF_DIR, register_configs
+from hpoflow.config.settings import validate
+from hpoflow.config.schema import CONF_DIR, register_configs
 
 register_configs()
 STUDIES = ("my_hpo_table2", "my_hpo_steps", "ce_gp_ucb_table_a1")

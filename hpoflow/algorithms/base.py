@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from hpoflow.records import Evaluation, Failure, Record, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Record, Suggestion
 from hpoflow.tasks.base import Task
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
-from hpoflow.config_values import check_auto_int
+from hpoflow.core.config_values import check_auto_int
 
 BETA_SCHEDULES = ("paper", "srinivas", "constant")
 RETURNED = ("auto", "mean", "queried")

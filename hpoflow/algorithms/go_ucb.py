@@ -42,8 +42,8 @@ from hpoflow.algorithms.go_ucb_ascent import (
 )
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
-from hpoflow.config_values import period
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.config_values import period
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
 
 

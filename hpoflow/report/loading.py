@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hpoflow.sweeps import KIND_TAG, PARENT_TAG, SUPERSEDED_TAG
+from hpoflow.store.sweeps import KIND_TAG, PARENT_TAG, SUPERSEDED_TAG
 
 TASK_PARAM_PREFIX = "task."
 IGNORED_TASK_PARAMS = {"task.name", "task.noise_std"}

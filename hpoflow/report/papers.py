@@ -32,7 +32,7 @@ def load_runs(uri: str, experiment: str) -> Any:
     """
     import mlflow
 
-    from hpoflow.sweeps import KIND_TAG, SUPERSEDED_TAG
+    from hpoflow.store.sweeps import KIND_TAG, SUPERSEDED_TAG
 
     mlflow.set_tracking_uri(uri)
     runs = mlflow.search_runs(experiment_names=[experiment], max_results=100_000, output_format="pandas")
@@ -441,7 +441,7 @@ def study_experiment(name: str) -> str:
     """
     import yaml
 
-    from hpoflow.schema import CONF_DIR
+    from hpoflow.config.schema import CONF_DIR
 
     path = CONF_DIR / "experiment" / f"{name}.yaml"
     if not path.is_file():

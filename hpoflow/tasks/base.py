@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import SearchSpace
 
 
 class Task(ABC):

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Float, Int, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, Int, SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 
 RANGES = {"lr": Float("lr", 1e-3, 1.0, log=True), "momentum": Float("momentum", 0.0, 0.95),

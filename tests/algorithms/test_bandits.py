@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from hpoflow import registry
+from hpoflow.config import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.loop import Budget, run
+from hpoflow.runner.loop import Budget, run
 from hpoflow.tasks.time_varying import TVBandit
 from tests.conftest import mlflow_runs
 

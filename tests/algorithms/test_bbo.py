@@ -8,13 +8,13 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from hpoflow import acquisition as acq
+from hpoflow.acquisition.functions import functions as acq
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.bbo import BBOEI, BBOUCB, expected_improvement_min, paper_beta
 from hpoflow.algorithms.bbo_config import BBOConfig
-from hpoflow.loop import Budget, run
-from hpoflow.records import Direction, Evaluation, Suggestion
-from hpoflow.space import Float, SearchSpace
+from hpoflow.runner.loop import Budget, run
+from hpoflow.core.records import Direction, Evaluation, Suggestion
+from hpoflow.core.space import Float, SearchSpace
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.base import Task

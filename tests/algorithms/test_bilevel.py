@@ -10,8 +10,8 @@ import torch
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.bilevel import MYHPO, SHO, backtrack, box_step
 from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
-from hpoflow.loop import Budget, ObjectiveError, run
-from hpoflow.records import RunStatus
+from hpoflow.runner.loop import Budget, ObjectiveError, run
+from hpoflow.core.records import RunStatus
 from hpoflow.tasks.synthetic import make_branin
 from tests.algorithms.bilevel_helpers import orthogonal_ridge
 

@@ -18,9 +18,9 @@ from hpoflow.algorithms.go_ucb import (
     project_ellipsoid,
 )
 from hpoflow.algorithms.go_ucb_config import GOUCBAdvanced, GOUCBConfig, paper_network
-from hpoflow.loop import Budget, run
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Int, SearchSpace
+from hpoflow.runner.loop import Budget, run
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Int, SearchSpace
 from hpoflow.surrogates.parametric import NeuralSurrogate
 from hpoflow.surrogates.parametric_config import ParametricConfig
 from hpoflow.tasks.base import Task
