@@ -10,6 +10,7 @@ from hpoflow.core.checkpoint import FILENAME, CheckpointError
 
 if TYPE_CHECKING:
     from hpoflow.config.settings import Settings
+    from hpoflow.core.checkpoint import LoopState
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")  # an MLflow run id
 
