@@ -25,29 +25,45 @@ __all__ = ["Algorithm", "AskTellAlgorithm", "Bool", "BuildContext", "Categorical
            "Task", "Trial", "make_algorithm", "maximize", "minimize", "register", "register_algorithm",
            "register_task", "run", "run_config"]
 
-_EXPORTS = {"minimize": "hpoflow.api", "maximize": "hpoflow.api", "make_algorithm": "hpoflow.api",
-            "run_config": "hpoflow.api", "Result": "hpoflow.api", "Study": "hpoflow.study", "Trial": "hpoflow.study",
-            "ConfigError": "hpoflow.config.settings", "Evaluation": "hpoflow.core.records", "SearchSpace": "hpoflow.core.space",
-            "run": "hpoflow.runner.loop", "Task": "hpoflow.tasks.base", "Algorithm": "hpoflow.algorithms.base",
-            "AskTellAlgorithm": "hpoflow.algorithms.base", "BuildContext": "hpoflow.algorithms.base",
-            "Suggestion": "hpoflow.core.records", "Failure": "hpoflow.core.records",
-            "Direction": "hpoflow.core.records", "ObjectiveFailed": "hpoflow.core.records",
-            "Float": "hpoflow.core.space", "Int": "hpoflow.core.space", "Categorical": "hpoflow.core.space",
-            "Bool": "hpoflow.core.space", "register": "hpoflow.config.registry",
-            "register_algorithm": "hpoflow.config.registry", "register_task": "hpoflow.config.registry"}
+_EXPORTS = {
+    "minimize": "hpoflow.api",
+    "maximize": "hpoflow.api",
+    "make_algorithm": "hpoflow.api",
+    "run_config": "hpoflow.api",
+    "Result": "hpoflow.api",
+    "Study": "hpoflow.study",
+    "Trial": "hpoflow.study",
+    "ConfigError": "hpoflow.config.settings",
+    "Evaluation": "hpoflow.core.records",
+    "SearchSpace": "hpoflow.core.space",
+    "run": "hpoflow.runner.loop",
+    "Task": "hpoflow.tasks.base",
+    "Algorithm": "hpoflow.algorithms.base",
+    "AskTellAlgorithm": "hpoflow.algorithms.base",
+    "BuildContext": "hpoflow.algorithms.base",
+    "Suggestion": "hpoflow.core.records",
+    "Failure": "hpoflow.core.records",
+    "Direction": "hpoflow.core.records",
+    "ObjectiveFailed": "hpoflow.core.records",
+    "Float": "hpoflow.core.space",
+    "Int": "hpoflow.core.space",
+    "Categorical": "hpoflow.core.space",
+    "Bool": "hpoflow.core.space",
+    "register": "hpoflow.config.registry",
+    "register_algorithm": "hpoflow.config.registry",
+    "register_task": "hpoflow.config.registry",
+}
 
 if TYPE_CHECKING:
     from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, BuildContext
-    from hpoflow.config.registry import register, register_algorithm, register_task
-    from hpoflow.core.records import Direction, Failure, ObjectiveFailed, Suggestion
-    from hpoflow.core.space import Bool, Categorical, Float, Int
-    from hpoflow.tasks.base import Task
     from hpoflow.api import Result, make_algorithm, maximize, minimize, run_config
+    from hpoflow.config.registry import register, register_algorithm, register_task
     from hpoflow.config.settings import ConfigError
+    from hpoflow.core.records import Direction, Evaluation, Failure, ObjectiveFailed, Suggestion
+    from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace
     from hpoflow.runner.loop import run
-    from hpoflow.core.records import Evaluation
-    from hpoflow.core.space import SearchSpace
     from hpoflow.study import Study, Trial
+    from hpoflow.tasks.base import Task
 
 
 def __getattr__(name: str) -> Any:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from hpoflow.algorithms.base import Algorithm
+from hpoflow.config.compose import library_settings
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
-from hpoflow.config.compose import library_settings
 from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
 from hpoflow.core.space import SearchSpace, parse_space
 from hpoflow.tasks.base import Task
@@ -130,16 +130,22 @@ def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> 
         book = RegretBook(task.direction, task.regret_reference)
         for key, value in state.book.items():
             setattr(book, key, value)
-        return None, result_of(book.summary(), state.records, state.metrics, RunStatus.FINISHED, state.meta.get("run_id"),
-                               s.tracking.uri if s.tracking.enabled else None)
+        return None, result_of(
+            book.summary(),
+            state.records,
+            state.metrics,
+            RunStatus.FINISHED,
+            state.meta.get("run_id"),
+            s.tracking.uri if s.tracking.enabled else None,
+        )
     return open_run(s, task=task, checkpoint_path=path, resume=state), None
 
 
 def _load_matching(path: str, s: Settings) -> LoopState:
     from hpoflow.core.checkpoint import CheckpointError, load
-    from hpoflow.store.resume_guard import verify_store
-    from hpoflow.store.params import redact_tree
     from hpoflow.store.backend import default_uri
+    from hpoflow.store.params import redact_tree
+    from hpoflow.store.resume_guard import verify_store
 
     try:
         state = load(path)
@@ -218,8 +224,8 @@ def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = F
     Raises:
         ConfigError: the first bad setting (one line). ObjectiveError: a failed evaluation under ``on_error=fail``.
     """
-    from hpoflow.runner.build import execute, open_run
     from hpoflow.config.compose import compose
+    from hpoflow.runner.build import execute, open_run
 
     if isinstance(config, list):
         config = compose(config)

@@ -14,11 +14,11 @@ from typing import Any, Self
 
 from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.api import Result, open_library_run, result_of
-from hpoflow.config.settings import ConfigError
 from hpoflow.config.compose import library_settings
-from hpoflow.runner.loop import outcome_of
+from hpoflow.config.settings import ConfigError
 from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion
 from hpoflow.core.space import SearchSpace, parse_space
+from hpoflow.runner.loop import outcome_of
 from hpoflow.tasks.function import FunctionTask, as_evaluation
 
 
@@ -126,7 +126,9 @@ class Study:
             ObjectiveError: a failure under ``on_error="fail"`` (the study is then FAILED).
         """
         if self._trial is None or trial is not self._trial:
-            raise ValueError(f"tell() takes the pending trial (asked last); got trial {getattr(trial, 'number', trial)}")
+            raise ValueError(
+                f"tell() takes the pending trial (asked last); got trial {getattr(trial, 'number', trial)}"
+            )
         s = trial.suggestion
         assert s is not None
         if failed is not None:

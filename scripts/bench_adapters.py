@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from hpoflow.config import registry
 from hpoflow.algorithms.base import BuildContext
+from hpoflow.config import registry
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import Categorical, Float, Int, SearchSpace
 from hpoflow.tasks.base import Task

@@ -51,8 +51,8 @@ JOBS: dict[str, tuple[Any, ...]] = {
 
 def _run(overrides: tuple[Any, ...]) -> list[list[Any]]:
     """Every round of one job as ``[round, config, value, queried]``; a tuple override: the first accepted."""
-    from hpoflow.config import registry
     from hpoflow.api import run_config
+    from hpoflow.config import registry
     from hpoflow.config.settings import ConfigError
 
     algo = overrides[0].removeprefix("algo=")

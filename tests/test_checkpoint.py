@@ -15,14 +15,14 @@ from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import GPEIConfig, OptimizerConfig, RandomConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
-from hpoflow.core.checkpoint import Checkpointer, CheckpointError, load, save, LoopState
+from hpoflow.core.checkpoint import Checkpointer, CheckpointError, LoopState, load, save
 from hpoflow.core.hardware import seed_everything
-from hpoflow.runner.loop import ResumeWarning, run, Budget
 from hpoflow.core.records import Direction, Evaluation, OnError, Record
 from hpoflow.core.space import Float, SearchSpace
+from hpoflow.runner.loop import Budget, ResumeWarning, run
+from hpoflow.store.mlflow_tracker import MlflowTracker
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.tasks.base import Task
-from hpoflow.store.mlflow_tracker import MlflowTracker
 from tests.test_loop import Recorder
 
 

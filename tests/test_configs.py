@@ -6,8 +6,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hpoflow.config import registry
-from hpoflow.config.settings import ConfigError, validate
 from hpoflow.config.schema import register_configs
+from hpoflow.config.settings import ConfigError, validate
 from tests.conftest import REPO
 
 register_configs()

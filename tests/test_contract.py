@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from hpoflow.config import registry
 from hpoflow.algorithms.base import BuildContext
+from hpoflow.config import registry
 from hpoflow.config.settings import build_algorithm, build_task, validate
 from hpoflow.runner.loop import Budget, run
 

@@ -11,8 +11,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hpoflow.config import registry
 from hpoflow.api import run_config
+from hpoflow.config import registry
 from hpoflow.config.schema import CONF_DIR, register_configs
 
 register_configs()

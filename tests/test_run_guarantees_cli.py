@@ -92,8 +92,8 @@ def test_two_concurrent_resumes_one_writer_wins_and_stale_runs_are_found(tmp_pat
 
 
 def test_stale_running_run_is_marked_failed_and_a_live_one_is_left_alone(store, tmp_path):
-    from hpoflow.store.lease import Lease
     from hpoflow.store.backend import get_or_create_experiment, make_client
+    from hpoflow.store.lease import Lease
 
     client = make_client(store)
     exp = get_or_create_experiment(client, "e", None)
@@ -190,7 +190,9 @@ def test_concurrent_runs_never_share_a_folder(tmp_path):
     assert [p.wait(timeout=600) for p in procs] == [0, 0], [p.communicate()[1][-2000:] for p in procs]
     checkpoints = sorted(tmp_path.glob(f"outputs/runs/*/*/{FILENAME}"))
     assert len(checkpoints) == 2 and checkpoints[0].parent != checkpoints[1].parent
-    assert {json.loads(p.read_text())["meta"]["run_id"] for p in checkpoints} == {r.info.run_id for r in mlflow_runs(uri)}
+    assert {json.loads(p.read_text())["meta"]["run_id"] for p in checkpoints} == {
+        r.info.run_id for r in mlflow_runs(uri)
+    }
 
 
 def test_store_deleted_mid_run_fails_loudly_and_keeps_the_checkpoint(tmp_path):

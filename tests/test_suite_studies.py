@@ -9,8 +9,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hpoflow.config import registry
-from hpoflow.config.settings import validate
 from hpoflow.config.schema import CONF_DIR, register_configs
+from hpoflow.config.settings import validate
 
 register_configs()
 

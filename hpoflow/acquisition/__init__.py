@@ -2,10 +2,11 @@
 settings. Imports only :mod:`hpoflow.core`; models come in through their posterior, as in BoTorch."""
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 
 def __getattr__(name: str) -> Any:  # hpoflow.acquisition.<function> from before the package split
-    from hpoflow.acquisition import functions
-
-    return getattr(functions, name)
+    if name.startswith("__") or name in ("functions", "config"):
+        raise AttributeError(name)
+    return getattr(importlib.import_module("hpoflow.acquisition.functions"), name)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from hpoflow.acquisition.functions import functions as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.bbo_config import BBOConfig
 from hpoflow.algorithms.gp_bo import GPBO

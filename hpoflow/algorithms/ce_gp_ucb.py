@@ -11,7 +11,7 @@ import math
 import torch
 from torch import Tensor
 
-from hpoflow.acquisition.functions import functions as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.ce_gp_ucb_config import TVUCBConfig
 from hpoflow.algorithms.query import (

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from hpoflow.acquisition.functions import functions as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion

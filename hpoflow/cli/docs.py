@@ -34,8 +34,8 @@ def _settings(cfg: object, skip: tuple[str, ...] = ("name",)) -> str:
 
 def groups_markdown() -> str:
     """The table: every registered option of every group, then hardware, tracking and top-level keys."""
-    from hpoflow.core.hardware import HardwareConfig
     from hpoflow.config.schema import RootConfig, TrackingConfig
+    from hpoflow.core.hardware import HardwareConfig
 
     lines = ["| group | option | what it is | settings (defaults) |", "|---|---|---|---|"]
     for kind, group in registry.GROUP_OF_KIND.items():

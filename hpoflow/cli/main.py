@@ -26,7 +26,6 @@ def run_job(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from hpoflow.config.settings import ConfigError, validate
     from hpoflow.cli.errors import JobFailed
     from hpoflow.cli.outputs import (
         RUN_LOST,
@@ -36,12 +35,13 @@ def run_job(cfg: DictConfig) -> None:
         mask_hydra_outputs,
         sweep_id_from,
     )
-    from hpoflow.runner.loop import ObjectiveError
-    from hpoflow.store.resume import plan_job
+    from hpoflow.config.settings import ConfigError, validate
     from hpoflow.core.signals import Interrupted
     from hpoflow.core.signals import install as install_signal_handlers
+    from hpoflow.runner.loop import ObjectiveError
     from hpoflow.store.health import StoreLost
     from hpoflow.store.params import mask_secrets
+    from hpoflow.store.resume import plan_job
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN

@@ -26,7 +26,8 @@ from hpoflow.tasks.training_config import TrainingConfig
 
 
 def register_builtins(register: Callable[..., object]) -> None:
-    """Register every built-in algorithm, surrogate and task with ``register`` (:func:`hpoflow.config.registry.register`).
+    """Register every built-in algorithm, surrogate and task with ``register``
+    (:func:`hpoflow.config.registry.register`).
 
     A function, not import-time side effects, so that this module does not import the registry (which calls it).
     """
@@ -39,22 +40,40 @@ def register_builtins(register: Callable[..., object]) -> None:
     register(A, "gp_ei", "hpoflow.algorithms.gp_bo:GPEI", GPEIConfig, "GP-EI (log-EI, best-observed incumbent)")
     register(A, "gp_pi", "hpoflow.algorithms.gp_bo:GPPI", GPEIConfig, "GP-PI (probability of improvement)")
     for _acq, _cls, _cfg in (("ucb", "GPUCB", GPUCBConfig), ("ei", "GPEI", GPEIConfig), ("pi", "GPPI", GPEIConfig)):
-        register(A, f"skopt_gp_{_acq}", f"hpoflow.algorithms.gp_bo:{_cls}", _cfg,  # the GO-UCB paper's baselines
-                 f"GP-{_acq.upper()} at scikit-optimize's gp_minimize defaults (algo.preset=skopt; selects surrogate=skopt_gp)",
-                 preset="skopt")
+        register(
+            A,
+            f"skopt_gp_{_acq}",
+            f"hpoflow.algorithms.gp_bo:{_cls}",
+            _cfg,  # the GO-UCB paper's baselines
+            f"GP-{_acq.upper()} at scikit-optimize's gp_minimize defaults "
+            "(algo.preset=skopt; selects surrogate=skopt_gp)",
+            preset="skopt",
+        )
     _bbo_tasks = ("digits_mlp", "digits_cnn")
     register(A, "bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
              "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)", tasks=_bbo_tasks)
-    register(A, "bbo_ucb", "hpoflow.algorithms.bbo:BBOUCB", BBOConfig,
-             "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)", tasks=_bbo_tasks)
+    register(
+        A,
+        "bbo_ucb",
+        "hpoflow.algorithms.bbo:BBOUCB",
+        BBOConfig,
+        "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)",
+        tasks=_bbo_tasks,
+    )
 
     # costly feedback, time-varying (paper 002): every selection rule takes every query rule (algo.query)
     _ce = "hpoflow.algorithms.ce_gp_ucb"
     _tv_smoke = ("surrogate=tv_gp", "task=tv_synthetic", "task.n_points=200")
     _tv_tasks = ("tv_synthetic", "online_digits")
-    register(A, "tv_gp_ucb", f"{_ce}:TVGPUCB", TVUCBConfig,
-             "TV-GP-UCB on the time-varying GP (selects surrogate=tv_gp); algo.query=always by default", smoke=_tv_smoke,
-             tasks=_tv_tasks)
+    register(
+        A,
+        "tv_gp_ucb",
+        f"{_ce}:TVGPUCB",
+        TVUCBConfig,
+        "TV-GP-UCB on the time-varying GP (selects surrogate=tv_gp); algo.query=always by default",
+        smoke=_tv_smoke,
+        tasks=_tv_tasks,
+    )
     register(A, "r_gp_ucb", f"{_ce}:RGPUCB", TVUCBConfig,
              "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (selects surrogate=tv_gp)",
              smoke=_tv_smoke, tasks=_tv_tasks, reset_every=None)
@@ -66,12 +85,26 @@ def register_builtins(register: Callable[..., object]) -> None:
                                      ("eps_greedy", "EpsGreedy", EpsGreedyConfig, "epsilon-greedy bandit"),
                                      ("softmax", "Softmax", SoftmaxConfig, "Boltzmann-exploration bandit"),
                                      ("ucb1", "UCB1", UCB1Config, "UCB1 bandit")):
-        register(A, _name, f"hpoflow.algorithms.bandits:{_cls}", _cfg,
-                 f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries", smoke=_bandit_smoke, tasks=("tv_bandit",))
+        register(
+            A,
+            _name,
+            f"hpoflow.algorithms.bandits:{_cls}",
+            _cfg,
+            f"{_desc} on finite arms, Bernoulli(algo.query_prob) queries",
+            smoke=_bandit_smoke,
+            tasks=("tv_bandit",),
+        )
     _bl = "hpoflow.algorithms.bilevel"
     _small = ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5")
-    register(A, "sho", f"{_bl}:SHO", SHOConfig, "local SHO hypernetwork HPO (paper 001, App. B); needs task=ridge|logreg",
-             smoke=_small, tasks=("ridge", "logreg"))
+    register(
+        A,
+        "sho",
+        f"{_bl}:SHO",
+        SHOConfig,
+        "local SHO hypernetwork HPO (paper 001, App. B); needs task=ridge|logreg",
+        smoke=_small,
+        tasks=("ridge", "logreg"),
+    )
     register(A, "my_hpo", f"{_bl}:MYHPO", MYHPOConfig,
              "MY-HPO (paper 001; algo.variant=constant|backtracking|full); needs task=ridge|logreg", smoke=_small,
              tasks=("ridge", "logreg"))
@@ -100,8 +133,13 @@ def register_builtins(register: Callable[..., object]) -> None:
     register(T, "sklearn", "hpoflow.tasks.sklearn_hpo:make_sklearn_task", SklearnConfig,
              "Bayesmark-style suite: task.model (rf, mlp, gb, svm, knn, linear, lasso, dt, ada) x task.dataset "
              "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise")
-    register(T, "bbob", "hpoflow.tasks.bbob:make_bbob", BBOBConfig,
-             "COCO BBOB noiseless function task.function (1-24), task.instance, task.dim on [-5,5]^dim (cocoex), minimise")
+    register(
+        T,
+        "bbob",
+        "hpoflow.tasks.bbob:make_bbob",
+        BBOBConfig,
+        "COCO BBOB noiseless function task.function (1-24), task.instance, task.dim on [-5,5]^dim (cocoex), minimise",
+    )
     _train = "hpoflow.tasks.training"
     register(T, "digits_cnn", f"{_train}:make_digits_task", TrainingConfig,
              "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss",
@@ -122,18 +160,36 @@ def register_builtins(register: Callable[..., object]) -> None:
              "online HPO: learning-rate multiplier of each k SGD steps on digits; reward = val-accuracy gain")
     register(T, "ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
              "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V")
-    register(T, "logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-             "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V", dataset="digits_01")
+    register(
+        T,
+        "logreg",
+        "hpoflow.tasks.bilevel:make_bilevel",
+        BilevelConfig,
+        "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V",
+        dataset="digits_01",
+    )
 
     # GO-UCB (papers 003/004), its parametric surrogate, and the TuRBO baseline
 
-    register(A, "go_ucb", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
-             "GO-UCB: neural-network surrogate (selects surrogate=nn), ball (ICML) or bonus (arXiv) optimism",
-             smoke=("task=branin", "surrogate=nn", "algo.advanced.ascent_steps=5", "algo.advanced.raw_samples=64"), tasks=("breast_cancer", "go_ucb_f1"))
-    register(A, "go_ucb_paper", "hpoflow.algorithms.go_ucb:GOUCB", GOUCBConfig,
-             "GO-UCB with paper 004's Appendix D.1 settings literally (algo.preset=paper; selects surrogate=nn)",
-             smoke=("task=branin", "surrogate=nn", "algo.advanced.ascent_steps=5", "algo.advanced.raw_samples=64"), tasks=("go_ucb_f1",),
-             preset="paper")
+    register(
+        A,
+        "go_ucb",
+        "hpoflow.algorithms.go_ucb:GOUCB",
+        GOUCBConfig,
+        "GO-UCB: neural-network surrogate (selects surrogate=nn), ball (ICML) or bonus (arXiv) optimism",
+        smoke=("task=branin", "surrogate=nn", "algo.advanced.ascent_steps=5", "algo.advanced.raw_samples=64"),
+        tasks=("breast_cancer", "go_ucb_f1"),
+    )
+    register(
+        A,
+        "go_ucb_paper",
+        "hpoflow.algorithms.go_ucb:GOUCB",
+        GOUCBConfig,
+        "GO-UCB with paper 004's Appendix D.1 settings literally (algo.preset=paper; selects surrogate=nn)",
+        smoke=("task=branin", "surrogate=nn", "algo.advanced.ascent_steps=5", "algo.advanced.raw_samples=64"),
+        tasks=("go_ucb_f1",),
+        preset="paper",
+    )
     register(S, "nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
              "two-layer network f_w(x) with a linearised (Laplace) variance")
 

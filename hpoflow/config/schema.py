@@ -30,8 +30,8 @@ class TrackingConfig:
     run_name: str | None = None    # default: <algo>-<task>-s<seed>
     flush_every: int = 100            # rounds between batched metric writes (also flushed every 10 s and at exit)
     artifacts: bool = True            # config.yaml, summary.json, trajectory.csv
-    plots: bool = False               # also regret.png and (1-d/2-d tasks) surrogate.png: ~0.5 s per run (matplotlib)
-    heartbeat_s: float = 10.0         # seconds between the run lease's heartbeats (a dead writer is found after max(3x, 30 s))
+    plots: bool = False  # also regret.png and (1-d/2-d tasks) surrogate.png: ~0.5 s per run (matplotlib)
+    heartbeat_s: float = 10.0  # seconds between the run lease's heartbeats (a dead writer is found after max(3x, 30 s))
 
 
 @dataclass

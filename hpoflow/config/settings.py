@@ -6,9 +6,10 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from hpoflow.config import registry
+from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
-from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
+
 
 class ConfigError(ValueError):
     """The composed config is invalid; the message names the key and what is allowed."""

@@ -33,7 +33,9 @@ MOVED: dict[str, str] = {  # old name -> new name (hpoflow. prefix implied)
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finder and loader for the names in :data:`MOVED`."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         new = _new_name(fullname)
         if new is None:
             return None

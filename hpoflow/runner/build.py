@@ -15,8 +15,8 @@ from typing import Any
 from hpoflow.config.settings import ConfigError, Settings, build_algorithm, build_task
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.runner.loop import Budget, Loop, RunResult, drive
-from hpoflow.tasks.base import Task
 from hpoflow.store.params import mask_secrets
+from hpoflow.tasks.base import Task
 
 
 @dataclass
@@ -84,8 +84,8 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
     Raises:
         ConfigError: an unusable device, an unreadable task file, settings the algorithm refuses.
     """
-    from hpoflow.core import hardware as hw
     from hpoflow.algorithms.base import BuildContext
+    from hpoflow.core import hardware as hw
 
     try:
         resolved = hw.setup(s.hardware)

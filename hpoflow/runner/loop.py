@@ -16,9 +16,9 @@ from typing import Any
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
+from hpoflow.core.tracker import NullTracker, Tracker
 from hpoflow.runner.restore import ResumeWarning, restore, save
 from hpoflow.tasks.base import Task
-from hpoflow.core.tracker import NullTracker, Tracker
 
 __all__ = ["Budget", "Loop", "ObjectiveError", "ResumeWarning", "RunResult", "drive", "outcome_of", "run"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -20,8 +19,8 @@ from hpoflow.core.checkpoint import (
     set_global_rng_state,
 )
 from hpoflow.core.records import Record, RegretBook, Suggestion
-from hpoflow.tasks.base import Task
 from hpoflow.core.tracker import Tracker
+from hpoflow.tasks.base import Task
 
 BOOK_STATE = ("best_value", "best_config", "cumulative_regret", "simple_regret", "query_cost", "n_failed")
 

@@ -77,13 +77,13 @@ class StudyCallback(Callback):
         from omegaconf import OmegaConf, read_write
 
         from hpoflow.store import sweeps
-        from hpoflow.store.params import redact_tree
         from hpoflow.store.backend import (
             artifact_location,
             default_uri,
             get_or_create_experiment,
             make_client,
         )
+        from hpoflow.store.params import redact_tree
 
         choices = config.hydra.runtime.choices
         experiment = choices.get("experiment")

@@ -3,7 +3,8 @@
 SQLite keeps writing into a deleted database file (the open handle still points at the unlinked inode), so
 without a check a run whose store was removed ends with exit 0 and nothing saved. :class:`StoreHealth`
 holds a descriptor on the database file from the start and, before each write batch and heartbeat, checks
-that the path still names that same file and that it is writable. Server stores report their own errors; for them the check is a no-op.
+that the path still names that same file and that it is writable. Server stores report their own errors; for them the
+check is a no-op.
 """
 from __future__ import annotations
 

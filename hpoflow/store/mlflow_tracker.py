@@ -13,9 +13,9 @@ from typing import Any
 from hpoflow.core import signals
 from hpoflow.core.records import Record, RunStatus
 from hpoflow.store import lease as leases
+from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client, retry
 from hpoflow.store.health import StoreHealth, StoreLost
 from hpoflow.store.params import mask_secrets, redact_tree, to_mlflow_params
-from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client, retry
 
 MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch call
 MAX_PARAMS = 100  # ... and on params per call

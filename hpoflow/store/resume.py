@@ -62,8 +62,8 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
     """
     from hpoflow.config.settings import ConfigError, validate
     from hpoflow.core.checkpoint import load
-    from hpoflow.store.resume_guard import differing_override, redacted_keys, secret_overrides, verify_store
     from hpoflow.store.backend import default_uri
+    from hpoflow.store.resume_guard import differing_override, redacted_keys, secret_overrides, verify_store
 
     try:
         path = locate(resume, uri or default_uri())

@@ -94,8 +94,8 @@ def verify_store(state: LoopState, uri: str, every: int) -> str:
         CheckpointError: the run is missing, FINISHED while the checkpoint is not, written by a live
             process, or its logged rounds disagree with the checkpoint (one line each).
     """
-    from hpoflow.store.lease import read_lease
     from hpoflow.store.backend import make_client, retry
+    from hpoflow.store.lease import read_lease
 
     run_id = state.meta.get("run_id")
     if not run_id:

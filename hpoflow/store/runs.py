@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             print(exc.code, file=sys.stderr)
             return 2
         raise
-    from hpoflow.store.params import mask_secrets
     from hpoflow.store.backend import default_uri, make_client
+    from hpoflow.store.params import mask_secrets
 
     uri = keys.get("tracking.uri") or default_uri()
     experiments = keys["tracking.experiment"].split(",") if keys.get("tracking.experiment") else None

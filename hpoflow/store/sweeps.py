@@ -153,8 +153,8 @@ def open_parent(client: Any, experiment_id: str, key: str, name: str, tags: dict
     """The study's parent run (reopened as RUNNING if it exists), and whether it was created now."""
     from mlflow.entities import Param
 
-    from hpoflow.store.params import to_mlflow_params
     from hpoflow.store.backend import retry
+    from hpoflow.store.params import to_mlflow_params
 
     query = f"tags.`{KIND_TAG}` = 'study' and tags.`{STUDY_KEY_TAG}` = '{key}'"
     found = retry(lambda: client.search_runs([experiment_id], query, max_results=1,

@@ -51,7 +51,7 @@ class Task(ABC):
         ``task.<key>``. Default: none."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook, empty by design
         """Release resources (files, pools). Default: nothing."""
 
 

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from hpoflow.config import registry
 from hpoflow.algorithms.base import BuildContext
+from hpoflow.config import registry
 from hpoflow.config.settings import ConfigError, validate
-from hpoflow.runner.loop import Budget, run
 from hpoflow.core.records import Direction, Evaluation, OnError
 from hpoflow.core.space import Categorical, Float, Int, SearchSpace
+from hpoflow.runner.loop import Budget, run
 from hpoflow.tasks.base import Task
 from tests.conftest import mlflow_runs
 
@@ -39,7 +39,9 @@ def _build(name: str, task: Task, rounds: int, seed: int = 0):
     entry = registry.get("algorithm", name)
     if entry.missing():
         pytest.skip(f"{name} needs {entry.missing()} (pip install 'hpoflow[peers]')")
-    cheap = {"num_restarts": 2, "raw_samples": 64, "n_init": 6} if name == "botorch_logei" else {}  # smoke, not benchmark
+    cheap = (
+        {"num_restarts": 2, "raw_samples": 64, "n_init": 6} if name == "botorch_logei" else {}
+    )  # smoke, not benchmark
     return entry.load()(entry.make_config(**cheap), BuildContext(task=task, rounds=rounds, seed=seed))
 
 

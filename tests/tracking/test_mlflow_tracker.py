@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from mlflow.tracking import MlflowClient
 
-from hpoflow.runner.loop import Budget, ObjectiveError, run
 from hpoflow.core.records import OnError
+from hpoflow.runner.loop import Budget, ObjectiveError, run
 from hpoflow.store.mlflow_tracker import MlflowTracker
 from hpoflow.store.params import REDACTED, to_mlflow_params
 from tests.test_loop import Flaky, _algo
@@ -13,7 +13,9 @@ from tests.test_loop import Flaky, _algo
 
 def _tracker(uri, **kw):
     t = MlflowTracker(uri, "flaky", "r", **kw)
-    t.start({"task": {"name": "flaky"}, "budget": {"rounds": 10}, "tracking": {"password": "hunter2"}}, {"algo": "random"})
+    t.start(
+        {"task": {"name": "flaky"}, "budget": {"rounds": 10}, "tracking": {"password": "hunter2"}}, {"algo": "random"}
+    )
     return t
 
 
