@@ -1,5 +1,7 @@
 """Acquisition functions (EI, UCB, PI) and their maximiser over the unit cube; ``config`` holds the optimiser's
-settings. Imports only :mod:`hpoflow.core`; models come in through their posterior, as in BoTorch."""
+settings. Models come in through their posterior, as in BoTorch.
+
+May import: :mod:`hpoflow.core` only."""
 from __future__ import annotations
 
 import importlib
