@@ -10,7 +10,7 @@ order, so one crashed worker ends the sweep.
 * Lost workers: a job whose worker process or node dies (``WorkerCrashedError``, ``NodeDiedError``, ...) is
   submitted again, up to ``hydra.launcher.max_retries`` times (default 2). The new attempt is an ordinary study
   job: it finds its run in the store by config hash and resumes it from its last checkpoint
-  (:mod:`hpoflow.sweeps`). An exception raised *by the job* (an objective under ``on_error=fail``) is never
+  (:mod:`hpoflow.store.sweeps`). An exception raised *by the job* (an objective under ``on_error=fail``) is never
   retried: the job's result carries it, as with any other launcher.
 * Results are collected as they complete (``ray.wait``), so the other jobs go on whatever one job does.
 * Run folders are under the sweep folder, made absolute on the driver (a Ray worker's working directory is
@@ -139,7 +139,7 @@ class JobLost(RuntimeError):
 
 def _job_lost(idx: int, attempts: int, exc: BaseException) -> BaseException:
     try:
-        from hpoflow.cli_errors import JobFailed
+        from hpoflow.cli.errors import JobFailed
     except ImportError:  # the plugin without hpoflow: a plain error
         return JobLost(f"job {idx}: its worker died {attempts} times ({type(exc).__name__})")
     return JobFailed(f"job {idx}: its worker died {attempts} times, last: {type(exc).__name__} "
@@ -148,7 +148,7 @@ def _job_lost(idx: int, attempts: int, exc: BaseException) -> BaseException:
 
 def _note_counts(retried: int, failed: int) -> None:
     try:
-        from hpoflow import sweeps
+        from hpoflow.store import sweeps
     except ImportError:
         return
     sweeps.note_launch(retried=retried, lost=failed)
