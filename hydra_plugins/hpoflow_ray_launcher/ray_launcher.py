@@ -23,9 +23,10 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
@@ -45,8 +46,8 @@ LOST_ERRORS = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerD
 @dataclass
 class RayLauncherConf:
     _target_: str = "hydra_plugins.hpoflow_ray_launcher.ray_launcher.RayLauncher"
-    address: Optional[str] = None    # null: $RAY_ADDRESS if set, else a local Ray on 127.0.0.1; auto: running cluster
-    num_cpus: Optional[int] = None   # CPUs of a local Ray (null: all); never passed when joining a cluster
+    address: str | None = None    # null: $RAY_ADDRESS if set, else a local Ray on 127.0.0.1; auto: running cluster
+    num_cpus: int | None = None   # CPUs of a local Ray (null: all); never passed when joining a cluster
     cpus_per_job: float = 1.0        # Ray resources reserved per job
     gpus_per_job: float = 0.0
     max_retries: int = 2             # resubmissions of a job whose worker process or node died
@@ -60,7 +61,7 @@ class LauncherSettingError(ValueError):
     """A bad ``hydra.launcher.*`` value (one line: the key, the value, what is allowed)."""
 
 
-def check_settings(settings: Dict[str, Any]) -> None:
+def check_settings(settings: dict[str, Any]) -> None:
     """Refuse bad launcher settings before Ray is started."""
     retries = settings.get("max_retries")
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
@@ -76,13 +77,13 @@ def check_settings(settings: Dict[str, Any]) -> None:
         raise LauncherSettingError(f"hydra.launcher.num_cpus={cpus!r} is not allowed; use null or an integer >= 1")
 
 
-def init_args(address: Optional[str], env: Dict[str, str], num_cpus: Optional[int],
-              include_dashboard: bool) -> Dict[str, Any]:
+def init_args(address: str | None, env: dict[str, str], num_cpus: int | None,
+              include_dashboard: bool) -> dict[str, Any]:
     """``ray.init`` keyword arguments: join a cluster with none that conflict, or start a loopback-only Ray."""
     target = address or env.get("RAY_ADDRESS") or None
     if target:
         return {"address": target}  # a running cluster refuses num_cpus, num_gpus, object_store_memory
-    args: Dict[str, Any] = {"address": "local", "_node_ip_address": "127.0.0.1",
+    args: dict[str, Any] = {"address": "local", "_node_ip_address": "127.0.0.1",
                             "include_dashboard": include_dashboard}
     if include_dashboard:
         args["dashboard_host"] = "127.0.0.1"
@@ -92,7 +93,7 @@ def init_args(address: Optional[str], env: Dict[str, str], num_cpus: Optional[in
 
 
 def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context: HydraContext,
-                 config: DictConfig, task_function: TaskFunction, singleton_state: Dict[Any, Any]) -> JobReturn:
+                 config: DictConfig, task_function: TaskFunction, singleton_state: dict[Any, Any]) -> JobReturn:
     """One sweep job inside a Ray worker (a reused worker keeps its signal handlers and environment)."""
     import ray
 
@@ -123,7 +124,7 @@ def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context
                 os.environ[key] = value
 
 
-def lost_error_types() -> Tuple[type, ...]:
+def lost_error_types() -> tuple[type, ...]:
     import ray.exceptions as rex
 
     return tuple(getattr(rex, name) for name in LOST_ERRORS if hasattr(rex, name))
@@ -159,9 +160,9 @@ class RayLauncher(Launcher):
 
     def __init__(self, **settings: Any) -> None:
         self.settings = settings
-        self.config: Optional[DictConfig] = None
-        self.task_function: Optional[TaskFunction] = None
-        self.hydra_context: Optional[HydraContext] = None
+        self.config: DictConfig | None = None
+        self.task_function: TaskFunction | None = None
+        self.hydra_context: HydraContext | None = None
         self.retried = 0
         self.failed = 0
 
@@ -201,7 +202,7 @@ class RayLauncher(Launcher):
             num_gpus=float(self.settings.get("gpus_per_job", 0.0)),
             max_retries=0, retry_exceptions=False)  # retries are ours: counted, and only for lost workers
         shared = [ray.put(x) for x in (self.hydra_context, config, self.task_function, Singleton.get_state())]
-        pending: Dict[Any, Tuple[int, int]] = {}
+        pending: dict[Any, tuple[int, int]] = {}
 
         def submit(pos: int, attempt: int) -> None:
             ref = remote.remote(initial_job_idx + pos, attempt, list(job_overrides[pos]), *shared)
@@ -209,7 +210,7 @@ class RayLauncher(Launcher):
 
         for pos in range(len(job_overrides)):
             submit(pos, 0)
-        results: List[Optional[JobReturn]] = [None] * len(job_overrides)
+        results: list[JobReturn | None] = [None] * len(job_overrides)
         lost = lost_error_types()
         max_retries = int(self.settings.get("max_retries", 2))
         try:
