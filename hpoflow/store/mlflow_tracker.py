@@ -165,16 +165,21 @@ class MlflowTracker:
             self.health.check()
         except StoreLost:
             return
+        terminated = False
         try:
             tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret")
                     if isinstance(summary.get(key), (int, float))}
             if error:
                 tags["error"] = mask_secrets(error)[:5000]
             self.flush(tags)  # the last metrics and the final tags: one write
+            if status is not RunStatus.FINISHED:  # the status before the artifacts: SIGTERM is often followed by
+                terminated = True                 # SIGKILL after a short grace (Ray, Kubernetes), which must not
+                retry(lambda: self.client.set_terminated(self.run_id, status=status.value))  # leave it RUNNING
             if self.artifacts:
                 self._write_artifacts(summary)
         finally:
-            retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
+            if not terminated:
+                retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
             if self._lease is not None:
                 leases.release(self.client, self.run_id, self._lease)
 

@@ -37,6 +37,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 log = logging.getLogger(__name__)
 
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+STOP_WAIT_S = 60.0  # how long a signalled driver waits for its cancelled jobs to mark their runs KILLED
 NODE_ENV = "HPOFLOW_RAY_NODE"        # the Ray node id a job runs on (tagged on its MLflow run)
 ATTEMPT_ENV = "HPOFLOW_RAY_ATTEMPT"  # 0 for a job's first attempt, n for its n-th retry
 LOST_ERRORS = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
@@ -122,6 +124,34 @@ def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+class DriverSignal(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) received by the driver while it waits for the jobs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_RECEIVED: list[int] = []  # the signals the driver received (Ray's wait may re-raise a plain KeyboardInterrupt)
+
+
+def _raise_driver_signal(signum: int, frame: Any) -> None:
+    _RECEIVED.append(signum)
+    raise DriverSignal(signum)
+
+
+def _driver_signals() -> dict[int, Any]:
+    """SIGTERM and SIGINT raise :class:`DriverSignal` in the driver (main thread only); the old handlers."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {sig: signal.getsignal(sig) for sig in HANDLED_SIGNALS}
+    for sig in HANDLED_SIGNALS:
+        signal.signal(sig, _raise_driver_signal)
+    return previous
 
 
 def lost_error_types() -> tuple[type, ...]:
@@ -211,6 +241,7 @@ class RayLauncher(Launcher):
         for pos in range(len(job_overrides)):
             submit(pos, 0)
         results: list[JobReturn | None] = [None] * len(job_overrides)
+        previous = _driver_signals()
         lost = lost_error_types()
         max_retries = int(self.settings.get("max_retries", 2))
         try:
@@ -233,11 +264,19 @@ class RayLauncher(Launcher):
                           "not retried again (hydra.launcher.max_retries)", file=sys.stderr, flush=True)
                     results[pos] = JobReturn(overrides=list(job_overrides[pos]), status=JobStatus.FAILED,
                                              _return_value=_job_lost(idx, attempt + 1, exc))
-        except KeyboardInterrupt:  # Ctrl-C / SIGTERM of the driver: the running jobs end as KILLED, then we go
+        except KeyboardInterrupt as exc:  # Ctrl-C / SIGTERM of the driver: the running jobs end KILLED, then we go
+            for sig in HANDLED_SIGNALS:
+                signal.signal(sig, signal.SIG_IGN)  # the jobs are being closed: a second signal must not cut that
             for ref in pending:
                 ray.cancel(ref, force=False)  # a KeyboardInterrupt inside the job: its run is marked KILLED
-            ray.wait(list(pending), num_returns=len(pending), timeout=30)
-            raise
+            ray.wait(list(pending), num_returns=len(pending), timeout=STOP_WAIT_S)
+            signum = getattr(exc, "signum", _RECEIVED[0] if _RECEIVED else signal.SIGINT)
+            print(f"Error: the sweep was interrupted by {signal.Signals(signum).name}; its running jobs were stopped "
+                  "(KILLED); run the same command again to resume them", file=sys.stderr, flush=True)
+            sys.exit(128 + signum)
         finally:
+            for sig, handler in previous.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
             _note_counts(self.retried, self.failed)
         return [r for r in results if r is not None]

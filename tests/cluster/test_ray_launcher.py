@@ -122,3 +122,39 @@ def test_lost_worker_is_retried_and_resumed_while_objective_errors_are_not(tmp_p
                     f"seed={seed}"], cwd=tmp_path, env=faulty_env(), check=True, capture_output=True, timeout=300)
     (ref,) = mlflow_runs(ref_uri)
     assert _history(client, victim.info.run_id) == _history(MlflowClient(tracking_uri=ref_uri), ref.info.run_id)
+
+
+@needs_ray
+@pytest.mark.cli
+@pytest.mark.slow
+def test_sigterm_to_the_driver_marks_the_running_jobs_killed(tmp_path):
+    """SIGTERM to the sweep's driver under Ray: the running jobs flush their steps and end KILLED (not left
+    RUNNING, as when Ray kills the workers of a dead driver), the study ends KILLED, exit 143."""
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    proc = subprocess.Popen([sys.executable, "-m", "hpoflow", "--config-dir", str(FAULTY / "conf"), "-m",
+                             "hydra/launcher=ray", "hydra.launcher.num_cpus=2", "task=faulty", "algo=random",
+                             "task.delay=0.5", "budget.rounds=200", "tracking.flush_every=1", "seed=0,1",
+                             f"tracking.uri={uri}"], cwd=tmp_path, env=faulty_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        rounds = [_checkpoint_round(str(p)) for p in tmp_path.glob("outputs/multirun/*/*/*/checkpoint.json")]
+        if len(rounds) == 2 and min(rounds) >= 2:
+            break
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=300)
+    print(out[-2500:])
+    assert proc.returncode == 143, out[-3000:]
+    assert "the sweep was interrupted by SIGTERM" in out
+    client = MlflowClient(tracking_uri=uri)
+    runs = mlflow_runs(uri, parents=True)
+    jobs = [r for r in runs if r.data.tags.get("hpoflow.kind") != "study"]
+    (study,) = [r for r in runs if r.data.tags.get("hpoflow.kind") == "study"]
+    assert study.info.status == "KILLED" and len(jobs) == 2
+    for run in jobs:
+        assert run.info.status == "KILLED" and "interrupted" in run.data.tags["error"]
+        steps = [s for s, _ in _history(client, run.info.run_id)["query_cost"]]
+        assert len(steps) >= 2 and steps == list(range(1, len(steps) + 1))  # flushed, each step once
