@@ -129,7 +129,7 @@ def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str
     for task_key, rows in summaries.items():
         if with_configs:
             for s in rows:
-                s.best_config = best_config(data.uri, s.best_run)
+                s.best_config = best_config(data.uri, s.best_run, data.runs)
         task = " ".join(task_key)
         paths = plot_task(task, rows, out)
         figures += paths

@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
     from hpoflow.report.build import build
+    from hpoflow.store.params import mask_secrets
     from hpoflow.store.backend import default_uri
 
     args = argv if argv is not None else sys.argv[1:]
@@ -139,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     print(built.text)
     print("figures: " + ", ".join(str(p) for p in built.figures if p.suffix == ".png"))
     print(f"\nwrote {built.html}, {built.markdown} and {built.csv}")
-    _log(data, built, log_mode, experiment, sweep_id, tags)
+    try:
+        _log(data, built, log_mode, experiment, sweep_id, tags)
+    except Exception as exc:  # noqa: BLE001 - e.g. postgresql:// with server-proxied artifacts: the files stay here
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        print(f"Warning: the report was not logged to MLflow: the store {mask_secrets(data.uri)} cannot take "
+              f"artifacts from here ({type(exc).__name__}: {first}); it is in {out}", file=sys.stderr)
     return 0
 
 

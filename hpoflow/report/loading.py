@@ -319,7 +319,11 @@ def load_study(uri: str, *, experiment: str | Iterable[str] | None = None, sweep
     parents = table[kind.isin(NOT_DATA_KINDS)].reset_index(drop=True)
     statuses = ("FINISHED",) + (FAILED_STATUSES if include_failed else ())
     superseded = _col(table, "tags." + SUPERSEDED_TAG) == "true"
-    runs = table[~kind.isin(NOT_DATA_KINDS) & ~superseded & table["status"].isin(statuses)].reset_index(drop=True)
+    runs = table[~kind.isin(NOT_DATA_KINDS) & ~superseded & table["status"].isin(statuses)]
+    # one order whatever the store: SQL returns rows as stored, a server newest first, and the bootstrap and
+    # the tables follow the row order (the same numbers from sqlite, postgresql:// and http://)
+    runs = runs.assign(_start=pd.to_numeric(runs["start_time"], errors="coerce")).sort_values(
+        ["_start", "run_id"], kind="stable").drop(columns="_start").reset_index(drop=True)
     if parents.empty:
         parents = _outside_parent(client, runs, names)
     _progress(f"reading the curves of {len(runs)} runs ...")
@@ -412,8 +416,20 @@ def load_curves(uri: str, experiment: str | Iterable[str] | None = None, sweep_i
                                     include_failed=include_failed))
 
 
-def best_config(uri: str, run_id: str) -> dict[str, Any] | None:
-    """The run's best configuration from its ``summary.json`` artifact (None if it has none)."""
+BEST_CONFIG_TAG = "final.best_config"  # JSON, written by the tracker when the run ends
+
+
+def best_config(uri: str, run_id: str, runs: pd.DataFrame | None = None) -> dict[str, Any] | None:
+    """The run's best configuration: its ``final.best_config`` tag (from the bulk-read ``runs`` table, so any
+    store, ``postgresql://`` included, gives it), else its ``summary.json`` artifact (None if neither)."""
+    column = f"tags.{BEST_CONFIG_TAG}"
+    if runs is not None and column in runs.columns:
+        tagged = runs.loc[runs["run_id"] == run_id, column]
+        if len(tagged) and isinstance(tagged.iloc[0], str):
+            try:
+                return json.loads(tagged.iloc[0])
+            except ValueError:
+                pass
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     from mlflow.tracking import MlflowClient
 

@@ -19,6 +19,7 @@ from hpoflow.store.params import mask_secrets, redact_tree, to_mlflow_params
 
 MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch call
 MAX_PARAMS = 100  # ... and on params per call
+MAX_TAG = 5000    # longest tag value written (MLflow's limit is 8000 characters)
 STEP_MARKER = "query_cost"  # logged every round, and last: its presence at step t means round t is stored
 
 
@@ -169,6 +170,9 @@ class MlflowTracker:
         try:
             tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret")
                     if isinstance(summary.get(key), (int, float))}
+            best = json.dumps(summary.get("best_config"), default=str, separators=(",", ":"))
+            if summary.get("best_config") is not None and len(best) <= MAX_TAG:  # the report reads it from any store
+                tags["final.best_config"] = best
             if error:
                 tags["error"] = mask_secrets(error)[:5000]
             self.flush(tags)  # the last metrics and the final tags: one write
