@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
     from hpoflow.report.build import build
-    from hpoflow.store.params import mask_secrets
     from hpoflow.store.backend import default_uri
+    from hpoflow.store.params import mask_secrets
 
     args = argv if argv is not None else sys.argv[1:]
     bad = [a for a in args if "=" not in a]

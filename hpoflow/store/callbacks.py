@@ -76,6 +76,7 @@ class StudyCallback(Callback):
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         from omegaconf import OmegaConf, read_write
 
+        from hpoflow.config.launchers import check_launcher
         from hpoflow.store import sweeps
         from hpoflow.store.backend import (
             artifact_location,
@@ -85,6 +86,10 @@ class StudyCallback(Callback):
         )
         from hpoflow.store.params import redact_tree
 
+        problem = check_launcher(OmegaConf.to_container(config.hydra.launcher, resolve=False))
+        if problem:  # before any job is built or submitted
+            print(f"Error: {problem}", file=sys.stderr, flush=True)
+            sys.exit(2)
         choices = config.hydra.runtime.choices
         experiment = choices.get("experiment")
         overrides = _user_overrides(config)

@@ -47,7 +47,8 @@ def sqlite_server(folder: Path) -> Iterator[str]:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("mlflow server did not start:\n" + (folder / "server.log").read_text()[-2000:])
+                    log_tail = (folder / "server.log").read_text()[-2000:]
+                    raise RuntimeError(f"mlflow server did not start:\n{log_tail}") from None
                 time.sleep(0.5)
         yield uri
     finally:
