@@ -6,9 +6,13 @@ is dead (heartbeat older than the grace period, or its pid gone on this host) is
 that Optuna's ``fail_stale_trials`` fails. RUNNING runs without an hpoflow lease (another tool, an older
 hpoflow) are counted but never touched.
 
+``writers`` lists the RUNNING runs whose writer is alive, with its host and pid (``--pids``: the pids only, e.g. to
+stop one job of a cluster study by hand; ``--wait-s=S``: wait up to S seconds for at least one).
+
 Usage::
 
     python -m hpoflow.store.runs stale [tracking.uri=URI] [tracking.experiment=NAME] [--grace-s=S] [--mark-failed]
+    python -m hpoflow.store.runs writers [tracking.uri=URI] [tracking.experiment=NAME] [--pids] [--wait-s=S]
 
 Exit status: 0 (also when stale runs are found), 2 bad arguments or unreachable store.
 """
@@ -60,6 +64,25 @@ def find_stale(client: Any, experiments: list[str] | None = None, grace_s: float
             return stale, unleased
 
 
+def find_writers(client: Any, experiments: list[str] | None = None) -> list[tuple[str, str, Lease]]:
+    """``(run id, experiment/name, lease)`` of the RUNNING runs whose writer's lease is alive."""
+    from mlflow.entities import ViewType
+
+    from hpoflow.store.backend import retry
+
+    exps = retry(lambda: client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=10_000))
+    names = {e.experiment_id: e.name for e in exps if experiments is None or e.name in experiments}
+    if not names:
+        return []
+    runs = retry(lambda: client.search_runs(list(names), "attributes.status = 'RUNNING'", max_results=10_000))
+    out = []
+    for run in runs:
+        lease = Lease.from_tags(run.data.tags)
+        if lease is not None and lease.alive():
+            out.append((run.info.run_id, f"{names[run.info.experiment_id]}/{run.info.run_name or ''}", lease))
+    return out
+
+
 def mark_failed(client: Any, run: StaleRun, now: float | None = None) -> None:
     """Set the run FAILED with the reason in its ``error`` tag (MLflow's status, as a crash would leave it)."""
     from hpoflow.store.backend import retry
@@ -70,7 +93,9 @@ def mark_failed(client: Any, run: StaleRun, now: float | None = None) -> None:
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
     parser = argparse.ArgumentParser(prog="python -m hpoflow.store.runs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["stale"])
+    parser.add_argument("command", choices=["stale", "writers"])
+    parser.add_argument("--pids", action="store_true", help="writers: print the writers' pids only")
+    parser.add_argument("--wait-s", type=float, default=0.0, help="writers: wait up to S seconds for one")
     parser.add_argument("--mark-failed", action="store_true", help="mark every stale run FAILED")
     parser.add_argument("--grace-s", type=float, default=None,
                         help="seconds without heartbeat after which a writer is dead (default: max(3 x its "
@@ -104,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     now = time.time()
     try:
         client = make_client(uri)
+        if args.command == "writers":
+            return _print_writers(client, experiments, args.pids, args.wait_s)
         stale, unleased = find_stale(client, experiments, args.grace_s, now)
     except Exception as exc:  # noqa: BLE001 - unreachable or unreadable store: one line
         print(f"Error: tracking.uri={mask_secrets(uri)!r}: cannot read the store "
@@ -118,6 +145,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(stale)} stale run(s) in {mask_secrets(uri)} (grace {grace})"
           + (", marked FAILED" if args.mark_failed and stale else "")
           + (f"; {unleased} RUNNING run(s) without an hpoflow lease left alone" if unleased else ""))
+    return 0
+
+
+def _print_writers(client: Any, experiments: list[str] | None, pids: bool, wait_s: float) -> int:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            writers = find_writers(client, experiments)
+        except Exception:  # noqa: BLE001 - the experiment may not exist yet while waiting
+            if time.monotonic() >= deadline:
+                raise
+            writers = []
+        if writers or time.monotonic() >= deadline:
+            break
+        time.sleep(0.5)
+    for run_id, name, lease in writers:
+        print(lease.pid if pids else f"{lease.pid}  {lease.host}  {run_id}  {name}")
     return 0
 
 

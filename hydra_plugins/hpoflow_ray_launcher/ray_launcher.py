@@ -38,6 +38,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 log = logging.getLogger(__name__)
 
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's node address is 127.0.0.1 (read at import)
 STOP_WAIT_S = 60.0  # how long a signalled driver waits for its cancelled jobs to mark their runs KILLED
 NODE_ENV = "HPOFLOW_RAY_NODE"        # the Ray node id a job runs on (tagged on its MLflow run)
 ATTEMPT_ENV = "HPOFLOW_RAY_ATTEMPT"  # 0 for a job's first attempt, n for its n-th retry
@@ -92,6 +93,19 @@ def init_args(address: str | None, env: dict[str, str], num_cpus: int | None,
     if num_cpus is not None:
         args["num_cpus"] = num_cpus
     return args
+
+
+def on_loopback(address: str) -> bool:
+    """Whether Ray runs on this machine's loopback only: a local Ray, an address on 127.x/localhost, or ``auto``
+    naming such a cluster (Ray's own address file). Then the driver must take 127.0.0.1 as its node address
+    (Ray otherwise takes the address that routes outside, and finds no node of the cluster with it)."""
+    if address == "auto":
+        try:
+            address = (Path(os.environ.get("RAY_TMPDIR", "/tmp")) / "ray" / "ray_current_cluster").read_text().strip()
+        except OSError:
+            return False
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return address == "local" or host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context: HydraContext,
@@ -200,13 +214,14 @@ class RayLauncher(Launcher):
         self.config, self.task_function, self.hydra_context = config, task_function, hydra_context
 
     def _init_ray(self) -> Any:
+        args = init_args(self.settings.get("address"), dict(os.environ), self.settings.get("num_cpus"),
+                         bool(self.settings.get("include_dashboard")))
+        if on_loopback(args["address"]):  # read when ray is imported: the driver's own address is then 127.0.0.1
+            os.environ.setdefault(LOOPBACK_ENV, "0")
         import ray
 
         if ray.is_initialized():
             return ray
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        args = init_args(self.settings.get("address"), dict(os.environ), self.settings.get("num_cpus"),
-                         bool(self.settings.get("include_dashboard")))
         log.info("Ray: %s", "joining " + args["address"] if args["address"] != "local" else
                  f"a local instance on 127.0.0.1 ({args.get('num_cpus', 'all')} CPUs)")
         ray.init(**args, ignore_reinit_error=True)

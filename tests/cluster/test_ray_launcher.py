@@ -158,3 +158,12 @@ def test_sigterm_to_the_driver_marks_the_running_jobs_killed(tmp_path):
         assert run.info.status == "KILLED" and "interrupted" in run.data.tags["error"]
         steps = [s for s, _ in _history(client, run.info.run_id)["query_cost"]]
         assert len(steps) >= 2 and steps == list(range(1, len(steps) + 1))  # flushed, each step once
+
+
+@pytest.mark.parametrize("address, loopback", [("local", True), ("127.0.0.1:6379", True), ("localhost:6379", True),
+                                               ("ray://127.0.0.1:10001", True), ("10.0.0.5:6379", False),
+                                               ("ray://head.example:10001", False)])
+def test_loopback_clusters_are_recognised(address, loopback):
+    from hydra_plugins.hpoflow_ray_launcher.ray_launcher import on_loopback
+
+    assert on_loopback(address) is loopback
