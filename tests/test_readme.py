@@ -44,7 +44,26 @@ def bash_commands() -> list[str]:
     return out
 
 
+CLUSTER_SECTIONS = ("### Running a study on a Ray cluster", "### SLURM")  # run by tests/cluster/test_readme_cluster.py
+
+
+def section_commands(title: str) -> list[str]:
+    """The bash commands of one README section (up to the next heading of any level)."""
+    start = README.index(title) + len(title)
+    end = min(i for i in (README.find("\n#", start),) if i > 0)
+    section = README[start:end]
+    out = []
+    for body in re.findall(r"```bash\n(.*?)```", section, re.DOTALL):
+        for line in body.replace("\\\n", " ").splitlines():
+            line = re.split(r"\s+#\s", line.strip(), maxsplit=1)[0].strip()
+            if line and not line.startswith("#"):
+                out.append(line)
+    return out
+
+
 def kind(cmd: str) -> str:
+    if any(cmd in section_commands(title) for title in CLUSTER_SECTIONS):
+        return "cluster"  # needs the cluster extra (and PostgreSQL): tests/cluster/test_readme_cluster.py
     if cmd.startswith("make "):
         return "make"
     if re.match(r"python scripts/(reproduce_\w+|table_a\d_\w+)\.py", cmd):
@@ -106,7 +125,7 @@ def test_make_targets_and_reproduction_scripts_exist():
 def _overrides(cmd: str) -> list[str] | None:
     """The overrides of a plain ``python -m hpoflow`` job (first value of each sweep list), else None."""
     tokens = shlex.split(cmd)
-    if tokens[:3] != ["python", "-m", "hpoflow"] or "--config-dir" in tokens or kind(cmd) == "study":
+    if tokens[:3] != ["python", "-m", "hpoflow"] or "--config-dir" in tokens or kind(cmd) in ("study", "cluster"):
         return None
     out: list[str] = []
     args = iter(tokens[3:])
@@ -171,7 +190,7 @@ def test_every_readme_command_runs(tmp_path):
     ran = []
     for cmd in bash_commands():
         k = kind(cmd)
-        if k in ("make", "reproduction", "server", "study"):
+        if k in ("make", "reproduction", "server", "study", "cluster"):
             continue
         cmd = f"{cmd} --help" if k == "browser" else shrink(cmd)
         proc = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True, text=True, timeout=600,

@@ -1,0 +1,63 @@
+"""The README's "Running a study on a Ray cluster" and "SLURM" sections, run as the user would run them (each
+section's commands as one bash script, in order, ports replaced by free ones). Skipped without the cluster extra
+(ray, hydra-submitit-launcher) or PostgreSQL."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+from tests.cluster.servers import HAVE_PG, free_port
+from tests.test_readme import section_commands, shell_env
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+HAVE_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
+
+
+def _script(title: str, replace: dict[str, str]) -> str:
+    lines = section_commands(title)
+    text = "\n".join(["set -euo pipefail", *lines])
+    for old, new in replace.items():
+        text = text.replace(old, new)
+    return text
+
+
+@pytest.mark.cli
+@pytest.mark.slow
+@pytest.mark.skipif(not (HAVE_RAY and HAVE_PG), reason="needs ray (pip install 'hpoflow[cluster]') and PostgreSQL")
+def test_the_ray_cluster_walkthrough_runs(tmp_path):
+    from tests.test_readme import scratch
+
+    port, ray_port = free_port(), free_port()
+    server_dir = tempfile.mkdtemp(prefix="hpoflow-readme-server-")  # postgres must reach it (not pytest's tmp)
+    os.chmod(server_dir, 0o755)
+    script = _script("### Running a study on a Ray cluster", {"127.0.0.1:5000": f"127.0.0.1:{port}",
+                                                              "PORT=5000": f"PORT={port}", "6379": str(ray_port)})
+    env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir, "PG_PORT": str(free_port())}
+    work = scratch(tmp_path)
+    try:
+        proc = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=1500)
+    finally:
+        subprocess.run(["bash", "scripts/tracking_server.sh", "stop"], cwd=work, env=env | {"PORT": str(port)},
+                       capture_output=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    print("\n".join(ln for ln in out.splitlines() if "retrying" in ln or ln.startswith(("study cluster", "Error"))))
+    assert proc.returncode == 0, out[-5000:]
+    assert "retrying (1 of 2), it resumes from its checkpoint" in out
+    assert "study cluster: 0 finished (skipped), 0 resumed, 8 new, 1 retried, 0 failed; 8 runs in the store" in out
+    assert (work / "outputs" / "report" / "cluster" / "summary.csv").is_file()
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(not HAVE_SUBMITIT, reason="hydra-submitit-launcher is not installed (the cluster extra)")
+def test_the_slurm_section_runs_locally(tmp_path):
+    from tests.test_readme import scratch
+
+    script = _script("### SLURM", {})
+    proc = subprocess.run(["bash", "-c", script], cwd=scratch(tmp_path), env=shell_env(), capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "study branin: 0 finished (skipped), 0 resumed, 2 new, 0 retried, 0 failed" in proc.stdout
