@@ -42,6 +42,7 @@ def _same_report(cwd: Path, server_uri: str, db_uri: str) -> None:
 
 
 @pytest.mark.cli
+@pytest.mark.slow  # a server and a sweep: minutes on a shared 2-core machine
 def test_sqlite_and_the_server_give_the_same_report(tmp_path):
     with sqlite_server(tmp_path / "server") as uri:
         proc = subprocess.run([sys.executable, "-m", "hpoflow", *SWEEP, f"tracking.uri={uri}"], cwd=tmp_path,
@@ -51,6 +52,7 @@ def test_sqlite_and_the_server_give_the_same_report(tmp_path):
 
 
 @pytest.mark.cli
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_PG, reason="PostgreSQL binaries or psycopg2 not installed")
 def test_postgresql_and_the_server_give_the_same_report(tmp_path):
     with postgres_server() as server:
