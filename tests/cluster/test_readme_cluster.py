@@ -19,7 +19,8 @@ HAVE_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher"
 
 def _script(title: str, replace: dict[str, str]) -> str:
     lines = section_commands(title)
-    text = "\n".join(["set -euo pipefail", *lines])
+    cleanup = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"  # a failed step must not leave the Ray head running
+    text = "\n".join(["set -euo pipefail", cleanup, *lines])
     for old, new in replace.items():
         text = text.replace(old, new)
     return text
