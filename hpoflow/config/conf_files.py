@@ -72,7 +72,16 @@ def yaml_value(value: Any) -> str:
     if isinstance(value, tuple):
         value = list(value)
     text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10_000).strip()
-    return text.removesuffix("...").strip()
+    text = text.removesuffix("...").strip()
+    if isinstance(value, str) and _read_back(text) != value:  # OmegaConf reads '1e-3' as a float, PyYAML not
+        text = "'" + value.replace("'", "''") + "'"
+    return text
+
+
+def _read_back(text: str) -> Any:
+    from omegaconf import OmegaConf
+
+    return OmegaConf.create(f"v: {text}")["v"]
 
 
 def _setting_lines(cfg: Any, indent: int) -> list[str]:
