@@ -61,3 +61,55 @@ def test_finding_the_builtins_imports_no_torch() -> None:
     assert out.returncode == 0, out.stderr
     n, torch, builtins = out.stdout.split()
     assert int(n) >= 50 and torch == "False" and builtins == "False"
+
+
+# --- the README's worked example: a built-in algorithm in three files -----------------------------------------
+SECTION = "### Adding a built-in algorithm: three files"
+_CHECK = """
+import json, sys
+import hpoflow.algorithms
+hpoflow.algorithms.__path__.append(sys.argv[1])  # the README's two modules, as if under hpoflow/algorithms/
+from hpoflow.cli.docs import groups_markdown
+from hpoflow.config import conf_files, registry
+entry = registry.get("algorithm", "hill_climb")
+namespace = {}
+exec(open(sys.argv[2]).read(), namespace)
+passed = []
+for name, test in list(namespace.items()):
+    if name.startswith("test_"):
+        test()
+        passed.append(name)
+print(json.dumps({"yaml": conf_files.generated()["algo/hill_climb.yaml"], "passed": passed,
+                  "row": [r for r in groups_markdown().splitlines() if "`hill_climb`" in r]}))
+"""
+
+
+def _worked_example() -> tuple[dict[str, str], str]:
+    """The section's file listings (``{path: text}``, from each block's first-line comment) and its YAML block."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index(SECTION):].split("\n## ", 1)[0]
+    files = {m.group(1): m.group(0) for m in re.finditer(r"(?<=```python\n)# (\S+\.py) -- .*?(?=```)", section, re.S)}
+    (yaml_block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    return files, yaml_block
+
+
+def test_the_readme_worked_example_is_three_files_that_register_generate_and_pass(tmp_path) -> None:
+    import json
+
+    files, yaml_block = _worked_example()
+    assert sorted(files) == ["hpoflow/algorithms/hill_climb.py", "hpoflow/algorithms/hill_climb_config.py",
+                             "tests/algorithms/test_hill_climb.py"]
+    for k, (path, text) in enumerate(files.items(), 1):
+        assert f"-- file {k} of 3:" in text.splitlines()[0]
+        (tmp_path / path.rpartition("/")[2]).write_text(text)
+    out = subprocess.run([sys.executable, "-c", _CHECK, str(tmp_path), str(tmp_path / "test_hill_climb.py")],
+                         cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["yaml"] == yaml_block, "the README's YAML block is not what --write-conf generates"
+    assert result["passed"] == ["test_hill_climb_gets_close_to_the_minimum",
+                                "test_a_step_larger_than_the_cube_is_refused_in_one_line"]
+    assert result["row"] == ["| algo | `hill_climb` | hill climbing: a Gaussian step from the best point seen | "
+                             "`step=0.1` |"]
