@@ -1,4 +1,4 @@
-"""conf/algo, conf/surrogate and conf/task are generated from the config dataclasses (hpoflow.config.conf_files)."""
+"""conf/algo|surrogate|task|hardware|tracking are generated from the config dataclasses (hpoflow.config.conf_files)."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,20 +19,26 @@ FIX = "run: python -m hpoflow.cli.docs --write-conf"
 
 def test_every_generated_option_file_is_current_and_none_is_stale() -> None:
     generated = conf_files.generated()
-    assert len(generated) == len(registry.builtin_entries()) >= 50
+    assert len(generated) == len(registry.builtin_entries()) + 5 >= 55  # + hardware (3) and tracking (2)
     outdated = [name for name, text in generated.items()
                 if not (CONF_DIR / name).is_file() or (CONF_DIR / name).read_text() != text]
     assert not outdated, f"{FIX} (out of date: {', '.join(outdated)})"
     assert not conf_files.stale(CONF_DIR), f"no built-in generates these: delete them ({conf_files.stale(CONF_DIR)})"
 
 
-@pytest.mark.parametrize("entry", registry.builtin_entries(), ids=lambda e: f"{e.kind}-{e.name}")
-def test_a_generated_file_reads_back_as_the_entrys_defaults(entry) -> None:
-    data = OmegaConf.to_container(OmegaConf.create(conf_files.option_yaml(entry)))
+@pytest.mark.parametrize("option", conf_files.options(), ids=lambda o: o.path)
+def test_a_generated_file_reads_back_as_its_schema_with_every_setting_at_the_options_default(option) -> None:
+    from hpoflow.config.schema import schema_options
+
+    text = conf_files.option_yaml(option)
+    assert text.startswith("# ") and len(text.splitlines()[0]) > 10, "first line: a one-line comment of what it is"
+    data = OmegaConf.to_container(OmegaConf.create(text))
     defaults = data.pop("defaults")
-    assert data == dataclasses.asdict(entry.make_config())
-    assert defaults[-1] == "_self_" and defaults[0].startswith(f"/schema/{registry.GROUP_OF_KIND[entry.kind]}/")
-    assert any(entry.surrogate in str(d) for d in defaults[1:-1]) if entry.surrogate else len(defaults) == 2
+    assert data == dataclasses.asdict(schema_options()[option.group][option.name])
+    assert defaults[0] == f"/schema/{option.group}/{option.name}@_here_" and defaults[-1] == "_self_"
+    if option.surrogate:
+        assert defaults[1] == {"override /surrogate@_global_.surrogate": option.surrogate}
+    assert len(defaults) == 2 + bool(option.surrogate)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 ``python -m hpoflow.cli.docs`` prints the table; ``python -m hpoflow.cli.docs --write README.md`` rewrites the block
 between the ``<!-- groups:start -->`` and ``<!-- groups:end -->`` markers; ``--write-conf`` rewrites
-``conf/algo``, ``conf/surrogate`` and ``conf/task`` from the config dataclasses (:mod:`hpoflow.config.conf_files`).
+the option files of ``conf/algo|surrogate|task|hardware|tracking`` from the config dataclasses
+(:mod:`hpoflow.config.conf_files`).
 """
 from __future__ import annotations
 

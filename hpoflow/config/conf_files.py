@@ -1,10 +1,12 @@
-"""The option files of ``conf/algo``, ``conf/surrogate`` and ``conf/task``, generated from the built-ins' dataclasses.
+"""The option files of ``conf/algo|surrogate|task|hardware|tracking``, generated from the config dataclasses.
 
 A default and its one-line comment are written once, in the config dataclass: the comment is the trailing ``#``
 comment on the field's line (a leading comment block is not copied: long rationale belongs in the docstring).
-Each file is the entry's description, the defaults list (the dataclass schema, the surrogate an algorithm
-selects, ``_self_``) and every setting at the entry's defaults with its field's comment, so a user can read and
-copy it. ``python -m hpoflow.cli.docs --write-conf`` writes them; a test checks that they are current.
+Each file is the option's description (a built-in's registry entry; :data:`~hpoflow.config.schema.DESCRIPTIONS`
+for hardware and tracking), the defaults list (the dataclass schema, the surrogate an algorithm selects,
+``_self_``) and every setting at the option's defaults with its field's comment, so a user can read and copy it.
+``python -m hpoflow.cli.docs --write-conf`` writes them; a test checks that they are current.
+``conf/config.yaml``, ``conf/experiment`` and ``conf/hydra`` stay hand-written.
 """
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from hpoflow.config import registry
-from hpoflow.core.component import Entry
+from hpoflow.config.schema import DESCRIPTIONS, fixed_options
 
-GENERATED_GROUPS = ("algo", "surrogate", "task")
+GENERATED_GROUPS = ("algo", "surrogate", "task", "hardware", "tracking")
 COMMENT_COLUMN = 41  # where a setting's comment starts (the hand-written files' layout)
 SURROGATE_COMMENT = "the surrogate this algorithm needs; surrogate=... still wins"
 
@@ -99,21 +101,44 @@ def _setting_lines(cfg: Any, indent: int) -> list[str]:
     return out
 
 
-def option_yaml(entry: Entry) -> str:
-    """The text of ``conf/<group>/<entry.name>.yaml``."""
-    group = registry.GROUP_OF_KIND[entry.kind]
-    lines = [f"# {entry.description}" if entry.description else f"# {group}={entry.name}",
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One generated file: ``conf/<group>/<name>.yaml``."""
+
+    group: str
+    name: str
+    description: str
+    config: Any                  # the dataclass instance at the option's defaults
+    surrogate: str = ""          # algorithms: the surrogate option the file selects
+
+    @property
+    def path(self) -> str:
+        return f"{self.group}/{self.name}.yaml"
+
+
+def options() -> list[Option]:
+    """Every built-in's option (plugins keep their own files, or none), then hardware and tracking."""
+    out = [Option(registry.GROUP_OF_KIND[e.kind], e.name, e.description, e.make_config(), e.surrogate)
+           for e in registry.builtin_entries()]
+    for group, configs in fixed_options().items():
+        out += [Option(group, name, DESCRIPTIONS[group][name], config) for name, config in configs.items()]
+    return out
+
+
+def option_yaml(option: Option) -> str:
+    """The text of ``conf/<group>/<name>.yaml``."""
+    lines = [f"# {option.description or option.group + '=' + option.name}",
              "# generated from its config dataclass by: python -m hpoflow.cli.docs --write-conf",
-             "defaults:", f"  - /schema/{group}/{entry.name}@_here_"]
-    if entry.surrogate:
-        lines.append(f"  - override /surrogate@_global_.surrogate: {entry.surrogate}  # {SURROGATE_COMMENT}")
+             "defaults:", f"  - /schema/{option.group}/{option.name}@_here_"]
+    if option.surrogate:
+        lines.append(f"  - override /surrogate@_global_.surrogate: {option.surrogate}  # {SURROGATE_COMMENT}")
     lines += ["  - _self_", ""]
-    return "\n".join([*lines, *_setting_lines(entry.make_config(), 0)]) + "\n"
+    return "\n".join([*lines, *_setting_lines(option.config, 0)]) + "\n"
 
 
 def generated() -> dict[str, str]:
-    """``{"algo/gp_ei.yaml": text}`` for every built-in (plugins keep their own files, or none)."""
-    return {f"{registry.GROUP_OF_KIND[e.kind]}/{e.name}.yaml": option_yaml(e) for e in registry.builtin_entries()}
+    """``{"algo/gp_ei.yaml": text}`` for every option of :func:`options`."""
+    return {option.path: option_yaml(option) for option in options()}
 
 
 def stale(conf_dir: Path) -> list[str]:
