@@ -40,8 +40,8 @@ class Entry:
             its YAML defaults on each). Empty: any black-box task (tested on ``branin`` and ``breast_cancer``).
         requires: top-level modules the component imports that are not core dependencies.
         extra: the optional extra of hpoflow that installs ``requires`` (named in the error when one is missing).
-        surrogate: algorithms only: the surrogate option its YAML selects (``surrogate=...`` still wins);
-            empty: the config's default surrogate.
+        surrogate: algorithms only: the surrogate option its generated YAML file selects (``surrogate=...`` still
+            wins); empty: the config's default surrogate. A plug-in selects its surrogate in its own YAML file.
     """
 
     kind: str
