@@ -14,7 +14,7 @@ from hpoflow.algorithms.ce_gp_ucb_config import (
 )
 from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig, GridConfig, RandomConfig
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
-from hpoflow.algorithms.peers.configs import BoTorchConfig, NevergradConfig, OptunaConfig, OptunaRandomConfig
+from hpoflow.algorithms.peers.configs import BoTorchConfig, NevergradConfig, OptunaConfig, OptunaRandomConfig, SMACConfig
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.parametric_config import ParametricConfig
@@ -160,3 +160,6 @@ def register_builtins(register: Callable[..., object]) -> None:
     register(A, "nevergrad_ngopt", f"{_peers}.nevergrad_ngopt:NevergradOptimizer", NevergradConfig,
              "Nevergrad NGOpt (algo.optimizer: any Nevergrad optimizer) told budget.rounds (extra: peers)",
              requires=("nevergrad",), extra="peers")
+    register(A, "smac_hpo", f"{_peers}.smac_hpo:SMACOptimizer", SMACConfig,
+             "SMAC3's HPO facade (random forest + log EI; algo.facade=blackbox: GP) via ask/tell (extra: peers)",
+             requires=("smac", "ConfigSpace"), extra="peers")
