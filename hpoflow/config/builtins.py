@@ -14,7 +14,13 @@ from hpoflow.algorithms.ce_gp_ucb_config import (
 )
 from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig, GridConfig, RandomConfig
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
-from hpoflow.algorithms.peers.configs import BoTorchConfig, NevergradConfig, OptunaConfig, OptunaRandomConfig, SMACConfig
+from hpoflow.algorithms.peers.configs import (
+    BoTorchConfig,
+    NevergradConfig,
+    OptunaConfig,
+    OptunaRandomConfig,
+    SMACConfig,
+)
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.parametric_config import ParametricConfig

@@ -119,7 +119,7 @@ def data_profiles(curves: pd.DataFrame, runs: pd.DataFrame, targets: np.ndarray 
     facets = _task_facets(runs)
     per_dim = bool(facets["dim"].notna().all())
     rows, finals = [], []
-    for run_id, g in curves.groupby("run_id", sort=False):
+    for _, g in curves.groupby("run_id", sort=False):
         task, algo = g["task"].iat[0], g["algo"].iat[0]
         nr = g.sort_values("step")["nr"].to_numpy(float)
         dim = facets.at[task, "dim"] if task in facets.index else np.nan

@@ -11,13 +11,13 @@ from ConfigSpace import Float as CSFloat  # noqa: E402
 from ConfigSpace import Integer as CSInteger  # noqa: E402
 from smac.runhistory.enumerations import StatusType  # noqa: E402
 
-from hpoflow import registry  # noqa: E402
 from hpoflow.algorithms.base import BuildContext  # noqa: E402
 from hpoflow.algorithms.peers.smac_hpo import configuration_space, to_config  # noqa: E402
-from hpoflow.app import ConfigError, validate  # noqa: E402
-from hpoflow.loop import Budget, run  # noqa: E402
-from hpoflow.records import Direction, Evaluation, OnError  # noqa: E402
-from hpoflow.space import Categorical, Float, SearchSpace  # noqa: E402
+from hpoflow.config import registry  # noqa: E402
+from hpoflow.config.settings import ConfigError, validate  # noqa: E402
+from hpoflow.core.records import Direction, Evaluation, OnError  # noqa: E402
+from hpoflow.core.space import Categorical, Float, SearchSpace  # noqa: E402
+from hpoflow.runner.loop import Budget, run  # noqa: E402
 from hpoflow.tasks.base import Task  # noqa: E402
 from tests.algorithms.test_peers import MIXED, MixedTask  # noqa: E402
 from tests.conftest import mlflow_runs  # noqa: E402

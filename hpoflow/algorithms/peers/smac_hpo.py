@@ -26,8 +26,8 @@ from smac.runhistory.enumerations import StatusType
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.peers.base import PeerAlgorithm
 from hpoflow.algorithms.peers.configs import SMACConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.space import Float, Int, SearchSpace
+from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.core.space import Float, Int, SearchSpace
 
 FACADES = {"hpo": HyperparameterOptimizationFacade, "blackbox": BlackBoxFacade}
 QUIET = 40  # SMAC's logging level: errors only (it logs every incumbent change at INFO)
