@@ -71,3 +71,19 @@ def test_a_slice_runs_and_its_report_has_data_profiles(run_cli, store, tmp_path)
                       module="hpoflow.report").stdout
     assert (out / "data_profile.png").is_file() and (out / "data_profile_groups.png").is_file()
     assert "Data profiles:" in printed and "d=2" in printed
+
+
+def test_the_gp_discrete_ablation_composes_each_cell():
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=gp_discrete_ablation"], return_hydra_config=True)
+        cells = OmegaConf.to_container(cfg.hydra.sweeper.cells)
+        assert set(cells) == {"random", "relax", "snap"}
+        assert _sweep(str(cfg.hydra.sweeper.params["seed"])) == ["0", "1", "2", "3", "4"]
+        for cell in cells.values():
+            raw = OmegaConf.to_container(compose(config_name="config", overrides=[
+                "experiment=gp_discrete_ablation", "task.model=rf", "task.dataset=wine",
+                *(f"{k}={v}" for k, v in cell.items())]), resolve=True)
+            settings = validate(raw)
+            assert settings.algo_entry.name == cell["algo"] and raw["budget"]["rounds"] == 20
+            if "algo.discrete" in cell:
+                assert settings.algo.discrete == cell["algo.discrete"]
