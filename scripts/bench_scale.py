@@ -65,7 +65,7 @@ def run_tune(n: int, rounds: int, cpus: int, folder: Path) -> None:
             best = min(best, value)
             tune.report({"value": value, "best_value": best})
 
-    ray.init(num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1")  # a new one
     tuner = tune.Tuner(
         tune.with_resources(trainable, {"cpu": 1}),
         param_space={"seed": tune.grid_search(list(range(n)))},

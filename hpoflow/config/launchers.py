@@ -32,11 +32,11 @@ def check_launcher(launcher: Mapping[str, Any]) -> str | None:
     """A one-line error for a launcher config that cannot work, or None (SLURM, and hpoflow's Ray launcher)."""
     target = str(launcher.get("_target_", ""))
     if target.endswith(RAY_TARGET):
-        from hydra_plugins.hpoflow_ray_launcher.ray_launcher import LauncherSettingError, check_settings
+        from hydra_plugins.hpoflow_ray_launcher.ray_launcher import check_settings
 
         try:
             check_settings(dict(launcher))
-        except LauncherSettingError as exc:
+        except ValueError as exc:  # LauncherSettingError (Hydra may load plugin modules twice: not by class)
             return str(exc)
         return None
     if not target.endswith(SLURM_TARGET):
