@@ -176,7 +176,8 @@ def main() -> int:
             overhead = (wall * args.cpus - args.n * args.rounds * t_eval) / args.n
             rows.append((way, wall, 60 * args.n / wall, overhead, peak, stored, distinct))
     print(f"bench_scale: N={args.n} runs x {args.rounds} rounds, random search on Branin, {args.cpus} CPUs, SQLite "
-          f"stores; objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end {os.getloadavg()[0]:.1f}")
+          f"stores; objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end "
+          f"{os.getloadavg()[0]:.1f}")
     print("| way | wall s | runs/min | overhead s/run | driver peak MiB | steps stored (distinct) |")
     print("|---|---|---|---|---|---|")
     for way, wall, rate, overhead, peak, stored, distinct in rows:
