@@ -37,6 +37,11 @@ class Algorithm(ABC):
     """
 
     name: str = "algorithm"
+    # the surrogate capability it uses (a protocol of hpoflow.surrogates.base), None: it builds no surrogate.
+    # Composition refuses a registered surrogate that lacks it before any run starts.
+    surrogate_protocol: type | None = None
+    # protocols it uses only where the model offers them (checked with isinstance), e.g. GP-BO's lengthscales
+    surrogate_extras: tuple[type, ...] = ()
 
     @abstractmethod
     def step(self, round: int) -> Record:

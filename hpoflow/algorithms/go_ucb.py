@@ -45,7 +45,8 @@ from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
 from hpoflow.core.config_values import period
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
+from hpoflow.surrogates.base import NetworkSurrogate, require
+from hpoflow.surrogates.parametric import ParametricModel
 
 
 def closed_form_center(G: Tensor, W_prev: Tensor, f_prev: Tensor, y: Tensor, lam: float, w0: Tensor) -> Tensor:
@@ -98,9 +99,7 @@ def _network(config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
         ValueError: the run's surrogate is not the network (``surrogate=gp`` given explicitly).
     """
     surrogate = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
-    if not isinstance(surrogate, NeuralSurrogate):
-        raise ValueError(f"algo '{config.name}' needs the network surrogate: add surrogate=nn "  # noqa: TRY004 (a config error, as TVGPUCB's)
-                         f"(got {type(surrogate).__name__ if surrogate is not None else 'none'})")
+    require(config.name, surrogate, GOUCB.surrogate_protocol)
     model = surrogate.model
     if config.preset == "paper":  # the oracle's settings only: the architecture the model was built with stays
         model.config = paper_network(surrogate.config)
@@ -120,6 +119,7 @@ class GOUCB(AskTellAlgorithm):
     """
 
     name = "go_ucb"
+    surrogate_protocol = NetworkSurrogate  # its own inference on the network f_w(x): values, gradients, the oracle
 
     def __new__(cls, config: GOUCBConfig | None = None, ctx: BuildContext | None = None) -> Self:
         """``GOUCB(config, ctx)`` is an instance of the variant's class (as ``pathlib.Path()`` is a ``PosixPath``)."""

@@ -16,7 +16,7 @@ from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import StandardizedSurrogate
+from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate, require
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
@@ -26,19 +26,17 @@ class GPBO(AskTellAlgorithm):
     """Sequential GP-based BO with a pluggable acquisition over the standardised reward."""
 
     name = "gp_bo"
+    surrogate_protocol = StandardizedSurrogate  # its acquisitions work in standardised units
+    surrogate_extras = (LengthscaleSurrogate,)  # preconditions the acquisition search where the model has them
 
     def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
-        if ctx.surrogate is None:
-            raise ValueError(f"algo '{config.name}' needs a GP surrogate (surrogate=gp)")
         self.config, self.dtype = config, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
-        self.model = ctx.surrogate(self.dim)
-        if not isinstance(self.model, StandardizedSurrogate):  # its acquisitions work in standardised units
-            message = (f"algo '{config.name}' needs a surrogate with standardised outputs (surrogate=gp, "
-                       f"skopt_gp or nn), got {type(self.model).__name__}")
-            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
+        self.model = ctx.surrogate(self.dim) if ctx.surrogate is not None else None
+        require(config.name, self.model, self.surrogate_protocol)  # a bad config: one line, exit 2
+        self._scaled = isinstance(self.model, LengthscaleSurrogate)
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol
@@ -67,7 +65,7 @@ class GPBO(AskTellAlgorithm):
         """Per-dimension scale that preconditions the acquisition search: the GP's lengthscales, when it has them."""
         if not PRECONDITION:
             return None
-        lengthscale = getattr(self.model, "lengthscale", None)
+        lengthscale = self.model.lengthscale if self._scaled else None
         return lengthscale if isinstance(lengthscale, Tensor) and lengthscale.numel() in (1, self.dim) else None
 
     def incumbent(self) -> Tensor:

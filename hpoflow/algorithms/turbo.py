@@ -20,6 +20,7 @@ from torch import Tensor
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.surrogates.base import KernelSurrogate, require
 
 LENGTH_INIT, LENGTH_MIN, LENGTH_MAX = 0.8, 0.5**7, 1.6  # side of the region in the unit cube
 SUCCESS_TOLERANCE = 3  # consecutive improvements that double L
@@ -73,11 +74,12 @@ class TuRBO(AskTellAlgorithm):
     """TuRBO-1 on the foundation's exact GP (``surrogate=gp``)."""
 
     name = "turbo"
+    surrogate_protocol = KernelSurrogate  # the Thompson sample reads kernel, X, alpha, L and lengthscale
 
     def __init__(self, config: TuRBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
         if ctx.surrogate is None:
-            raise ValueError("algo 'turbo' needs a GP surrogate (surrogate=gp)")
+            require(config.name, None, self.surrogate_protocol)
         self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
@@ -107,6 +109,7 @@ class TuRBO(AskTellAlgorithm):
             return Suggestion(self.task.space.decode(x), x, info={**info, "phase": 0.0})
         start = time.perf_counter()
         model = self.ctx.surrogate(self.dim)
+        require(self.config.name, model, self.surrogate_protocol)
         model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
         center = self.X[int(torch.tensor(self.y).argmax())]
         lengthscale = model.lengthscale.to(self.dtype)
@@ -133,7 +136,7 @@ class TuRBO(AskTellAlgorithm):
             mask[empty.nonzero().squeeze(1), cols] = True
         return torch.where(mask, pert, center.expand_as(pert))
 
-    def thompson_sample(self, model, cand: Tensor) -> Tensor:
+    def thompson_sample(self, model: KernelSurrogate, cand: Tensor) -> Tensor:
         """One joint draw of the latent GP (standardised units) at ``cand`` (``m x d``): shape ``m``."""
         with torch.no_grad():
             Ksx = model.kernel(cand, model.X).to_dense()

@@ -88,7 +88,7 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     algo, algo_entry, algo_target = _component("algorithm", raw.get("algo") or {})
-    surrogate, surrogate_entry, _ = _component("surrogate", raw.get("surrogate") or {})
+    surrogate, surrogate_entry, surrogate_target = _component("surrogate", raw.get("surrogate") or {})
     task, task_entry, task_target = (None, None, None) if own_task else _component("task", raw.get("task") or {})
     hardware = _to_dataclass(HardwareConfig, raw.get("hardware") or {}, "hardware")
     tracking = _to_dataclass(TrackingConfig, raw.get("tracking") or {}, "tracking")
@@ -115,9 +115,23 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     if resume is not None and (not isinstance(resume, str) or not resume.strip()):
         raise ConfigError(f"resume={resume!r} must name a run folder, a checkpoint file or an MLflow run id")
     sweep = _to_dataclass(SweepConfig, raw.get("sweep") or {}, "sweep")
+    _check_pair(raw, algo_entry, algo_target, surrogate_entry, surrogate_target)
     return Settings(algo, algo_entry, algo_target, surrogate, surrogate_entry, task, task_entry, task_target,
                     hardware, tracking, budget, seed, on_error, raw, every, resume,
                     progress=bool(raw.get("progress", True)), sweep=sweep)
+
+
+def _check_pair(raw: dict[str, Any], algo_entry: registry.Entry | None, algo_target: str | None,
+                surrogate_entry: registry.Entry | None, surrogate_target: str | None) -> None:
+    """Refuse a surrogate without the capability the algorithm declares (after every cheaper check)."""
+    from hpoflow.config.pairing import refusal
+
+    algo_values, surrogate_values = raw.get("algo") or {}, raw.get("surrogate") or {}
+    algo_name = str(algo_values.get("name") or algo_target)
+    surrogate_name = str(surrogate_values.get("name") or surrogate_target)
+    message = refusal(algo_name, algo_entry, algo_target, surrogate_name, surrogate_entry, surrogate_target)
+    if message is not None:
+        raise ConfigError(message)
 
 
 def _import(target: str) -> Any:

@@ -72,12 +72,24 @@ class ExactGP:
     differentiable in its input so acquisition functions can be optimised by gradient.
     """
 
+    X: Tensor       # n x d: the inputs held
+    y: Tensor       # n: their outputs, in y's units
+    y_mean: Tensor  # scalar: the standardisation's shift
+    y_std: Tensor   # scalar: its scale
+    L: Tensor       # n x n: lower Cholesky factor of k(X, X) + noise I (standardised units)
+    alpha: Tensor   # n: K^{-1} (z - prior_mean), z the standardised outputs
+
     def __init__(self, dim: int, config: GPConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         self.config = config or GPConfig()
         self.dim, self.dtype, self.device = dim, dtype, torch.device(device)
         self.X = torch.empty(0, dim, dtype=dtype, device=self.device)
         self.y = torch.empty(0, dtype=dtype, device=self.device)
+        self.y_mean = torch.zeros((), dtype=dtype, device=self.device)  # set by every fit; the identity before
+        self.y_std = torch.ones((), dtype=dtype, device=self.device)
+        self.z = torch.empty(0, dtype=dtype, device=self.device)
+        self.L = torch.empty(0, 0, dtype=dtype, device=self.device)
+        self.alpha = torch.empty(0, dtype=dtype, device=self.device)
         self._updates_since_fit = 0
         self._n_at_fit = 0
         self._fits = 0

@@ -32,6 +32,9 @@ class ParametricModel:
     ``d_w = 25 d + 25 + 25 + 1`` (551 for d = 20).
     """
 
+    config: ParametricConfig
+    d_w: int  # the number of weights
+
     def __init__(self, dim: int, config: ParametricConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         self.config = config or ParametricConfig()
@@ -207,6 +210,13 @@ class NeuralSurrogate:
     ``A = prior_precision I + G^T G / noise`` over the training gradients ``G`` (neural-linear model),
     both in standardised output units.
     """
+
+    config: ParametricConfig
+    model: ParametricModel
+    X: Tensor       # n x d
+    y: Tensor       # n
+    y_mean: Tensor  # scalar
+    y_std: Tensor   # scalar
 
     def __init__(self, dim: int, config: ParametricConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu", seed: int = 0) -> None:

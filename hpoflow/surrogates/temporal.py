@@ -50,6 +50,13 @@ class TemporalGP:
     after the last observation. ``n_factorisations`` counts the cubic (re)factorisations done so far.
     """
 
+    config: TemporalGPConfig
+    epsilon: float     # the forgetting rate in use (fitted when fit_epsilon)
+    fit_epsilon: bool
+    X: Tensor          # n x d
+    y: Tensor          # n
+    L: Tensor          # n x n
+
     def __init__(self, dim: int, config: TemporalGPConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         self.config = config or TemporalGPConfig()
