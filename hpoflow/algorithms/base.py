@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from hpoflow.core.records import Evaluation, Failure, Record, Suggestion
+from hpoflow.surrogates.base import require
 from hpoflow.tasks.base import Task
 
 
@@ -46,6 +47,16 @@ class Algorithm(ABC):
     @abstractmethod
     def step(self, round: int) -> Record:
         """Run round ``round`` (1-based) and return its Record."""
+
+    def new_surrogate(self, ctx: BuildContext, algo: str) -> Any:
+        """A fresh model from ``ctx``'s factory, checked against ``surrogate_protocol``.
+
+        Raises:
+            ValueError: the one-line refusal (no factory, or a model without the protocol's members).
+        """
+        model = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
+        require(algo, model, self.surrogate_protocol)
+        return model
 
     # -- resume contract (optional) ---------------------------------------------------------------------
     # Do nothing and resume still works: a fresh instance (same config, same seed) *replays* the run: it

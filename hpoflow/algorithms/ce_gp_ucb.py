@@ -24,7 +24,7 @@ from hpoflow.algorithms.query import (
 )
 from hpoflow.core.config_values import period
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import TimeVaryingSurrogate, require
+from hpoflow.surrogates.base import TimeVaryingSurrogate
 
 MAX_ENUMERATED = 20_000
 # how the CE / LCB-UCB rules find the local optima of the UCB to compare x_t with (paper 002, App. C): N_STARTS
@@ -51,8 +51,7 @@ class TVGPUCB(AskTellAlgorithm):
 
     def __init__(self, config: TVUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
-        self.model = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
-        require(config.name, self.model, self.surrogate_protocol)  # a bad config: one line, exit 2
+        self.model = self.new_surrogate(ctx, config.name)  # a bad config: one line, exit 2
         self.config, self.dtype, self.dim = config, ctx.dtype, ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.generator = ctx.generator(23)

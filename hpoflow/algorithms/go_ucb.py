@@ -45,7 +45,7 @@ from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
 from hpoflow.core.config_values import period
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import NetworkSurrogate, require
+from hpoflow.surrogates.base import NetworkSurrogate
 from hpoflow.surrogates.parametric import ParametricModel
 
 
@@ -92,14 +92,13 @@ def output_scaling(y: Tensor, outputs: str) -> tuple[float, float]:
     return center, spread if spread > 1e-12 else 1.0
 
 
-def _network(config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
+def _network(algorithm: GOUCB, config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
     """The network f_w(x) of the run's ``nn`` surrogate (its oracle set by ``preset=paper``).
 
     Raises:
         ValueError: the run's surrogate is not the network (``surrogate=gp`` given explicitly).
     """
-    surrogate = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
-    require(config.name, surrogate, GOUCB.surrogate_protocol)
+    surrogate = algorithm.new_surrogate(ctx, config.name)
     model = surrogate.model
     if config.preset == "paper":  # the oracle's settings only: the architecture the model was built with stays
         model.config = paper_network(surrogate.config)
@@ -134,7 +133,7 @@ class GOUCB(AskTellAlgorithm):
         self.rounds = ctx.rounds
         self.n_init = config.n_init or math.ceil(math.sqrt(ctx.rounds))
         self.T2 = max(ctx.rounds - self.n_init, 1)
-        self.model = _network(config, ctx)
+        self.model = _network(self, config, ctx)
         self.d_w = self.model.d_w
         self.generator = ctx.generator(29)
         self.init_points = torch.rand(self.n_init, self.dim, generator=self.generator, dtype=ctx.dtype)

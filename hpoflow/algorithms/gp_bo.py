@@ -16,7 +16,7 @@ from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate, require
+from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
@@ -34,8 +34,7 @@ class GPBO(AskTellAlgorithm):
         self.config, self.dtype = config, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
-        self.model = ctx.surrogate(self.dim) if ctx.surrogate is not None else None
-        require(config.name, self.model, self.surrogate_protocol)  # a bad config: one line, exit 2
+        self.model = self.new_surrogate(ctx, config.name)  # a bad config: one line, exit 2
         self._scaled = isinstance(self.model, LengthscaleSurrogate)
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init

@@ -20,7 +20,7 @@ from torch import Tensor
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import KernelSurrogate, require
+from hpoflow.surrogates.base import KernelSurrogate
 
 LENGTH_INIT, LENGTH_MIN, LENGTH_MAX = 0.8, 0.5**7, 1.6  # side of the region in the unit cube
 SUCCESS_TOLERANCE = 3  # consecutive improvements that double L
@@ -79,7 +79,7 @@ class TuRBO(AskTellAlgorithm):
     def __init__(self, config: TuRBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
         if ctx.surrogate is None:
-            require(config.name, None, self.surrogate_protocol)
+            self.new_surrogate(ctx, config.name)  # the one-line refusal
         self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
@@ -108,8 +108,7 @@ class TuRBO(AskTellAlgorithm):
             self._design_asked += 1
             return Suggestion(self.task.space.decode(x), x, info={**info, "phase": 0.0})
         start = time.perf_counter()
-        model = self.ctx.surrogate(self.dim)
-        require(self.config.name, model, self.surrogate_protocol)
+        model = self.new_surrogate(self.ctx, self.config.name)
         model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
         center = self.X[int(torch.tensor(self.y).argmax())]
         lengthscale = model.lengthscale.to(self.dtype)

@@ -104,8 +104,7 @@ def _yaml(group: str | None, name: str) -> tuple[dict[str, Any], dict[str, str]]
     path = CONF_DIR / f"{name}.yaml" if group is None else CONF_DIR / group / f"{name}.yaml"
     if not path.is_file():  # a plugin registered without a YAML file: its dataclass alone
         return {}, {}
-    values = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    assert isinstance(values, dict)
+    values: dict[str, Any] = OmegaConf.to_container(OmegaConf.load(path), resolve=False)  # type: ignore[assignment]
     choices = {}
     for item in values.pop("defaults", None) or []:
         if isinstance(item, dict):
