@@ -49,11 +49,17 @@ def refusal(algo_name: str, algo_entry: registry.Entry | None, algo_target: str 
     An algorithm that declares no protocol takes any surrogate (it builds none); a surrogate whose class cannot
     be told from its factory is left to the algorithm's own check of the built model.
     """
-    algorithm = algo_entry.load() if algo_entry is not None else _import(str(algo_target))
+    try:
+        algorithm = algo_entry.load() if algo_entry is not None else _import(str(algo_target))
+    except (ImportError, AttributeError):  # a user's _target_ that does not import: the build step names it
+        return None
     protocol = getattr(algorithm, "surrogate_protocol", None)
     if protocol is None:
         return None
-    factory = surrogate_entry.load() if surrogate_entry is not None else _import(str(surrogate_target))
+    try:
+        factory = surrogate_entry.load() if surrogate_entry is not None else _import(str(surrogate_target))
+    except (ImportError, AttributeError):
+        return None
     cls = built_class(factory)
     if cls is None or provides(cls, protocol):
         return None
