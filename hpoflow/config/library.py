@@ -128,6 +128,14 @@ def _option(group: str, name: Any) -> Any:
     return OmegaConf.merge(node(options[name]), _yaml(group, name)[0])
 
 
+@cache
+def _resolvers() -> None:
+    """The resolvers a config may use (``${hpoflow.times:...}``), as :func:`hpoflow.config.compose.compose` has them."""
+    from hpoflow.config.identity import register_resolvers
+
+    register_resolvers()
+
+
 def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: int = 30,
                      tracking: str | dict[str, Any] | None = None, surrogate: str | dict[str, Any] | None = None,
                      hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
@@ -149,6 +157,7 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
 
     if not isinstance(algo, str) or not algo:
         raise ConfigError(f"algo={algo!r} must name a registered algorithm")
+    _resolvers()
     root_values, choices = _yaml(None, "config")
     algo_node = _option("algo", algo)
     chosen = {} if surrogate is None else {"name": surrogate} if isinstance(surrogate, str) else dict(surrogate)
