@@ -220,7 +220,7 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
     finished = acc.total - acc.failed - acc.running
     for key, value in (("finished", finished), ("failed", acc.failed), ("unfinished", acc.running),
                        ("total", acc.total)):
-        retry(lambda key=key, value=value: client.set_tag(parent_run_id, f"hpoflow.store.runs.{key}", str(value)))
+        retry(lambda key=key, value=value: client.set_tag(parent_run_id, f"hpoflow.runs.{key}", str(value)))
     status = "KILLED" if interrupted else ("FINISHED" if acc.failed == 0 and acc.running == 0 else "FAILED")
     retry(lambda: client.set_terminated(parent_run_id, status=status))
     print(acc.line(name), file=sys.stdout, flush=True)
