@@ -75,16 +75,17 @@ def overrides_for(prefix: str, settings: dict[str, Any]) -> list[str]:
 
 
 def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: int = 30,
-                     tracking: str | dict[str, Any] | None = None, surrogate: str | dict[str, Any] | None = None,
+                     tracking: str | dict[str, Any] | bool | None = None, surrogate: str | dict[str, Any] | None = None,
                      hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
-                     algo_settings: dict[str, Any] | None = None) -> Settings:
+                     algo_settings: dict[str, Any] | None = None, workers: int = 1,
+                     executor: str = "thread") -> Settings:
     """Validated Settings for a library run: the CLI's composed config with ``task`` set to the caller's own.
 
     Args:
         algo: a registered algorithm (``conf/algo/<algo>.yaml``); its YAML may pick the surrogate.
         task: what the run records as its task config (the caller's task object is used as it is).
-        tracking: None: nothing is logged; a store URI (``sqlite:///runs.db``); or tracking settings
-            (``{"uri": ..., "experiment": ..., "run_name": ...}``).
+        tracking: None or False: nothing is logged; True: the default store (``outputs/mlflow.db``); a store
+            URI (``sqlite:///runs.db``); or tracking settings (``{"uri": ..., "experiment": ..., "run_name": ...}``).
         surrogate: a surrogate name, or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
         algo_settings: the algorithm's settings (nested settings as dicts).
 
@@ -101,12 +102,18 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
         if chosen.get("name"):
             overrides.append(f"surrogate={chosen.pop('name')}")
         overrides += overrides_for("surrogate", chosen)
-    if tracking is None:
+    if tracking is None or tracking is False:
         overrides.append("tracking=off")
+    elif tracking is True:
+        overrides.append("tracking=mlflow")
+    elif not isinstance(tracking, (str, dict)):
+        raise ConfigError(f"tracking={tracking!r} is not a tracking setting; allowed: None or False (off), True (the "
+                          "default store), a store URI such as 'sqlite:///runs.db', or a dict of tracking settings")
     else:
         chosen = {"uri": tracking} if isinstance(tracking, str) else dict(tracking)
         overrides += ["tracking=mlflow", *overrides_for("tracking", chosen)]
     overrides += [f"seed={override_value(seed)}", f"budget.rounds={override_value(rounds)}",
+                  f"budget.workers={override_value(workers)}", f"budget.executor={override_value(executor)}",
                   f"hardware={hardware}", f"on_error={override_value(on_error)}", "progress=false",
                   f"checkpoint_every={override_value(checkpoint_every)}"]
     raw = compose(overrides)

@@ -39,8 +39,17 @@ class ConfigHashCollision(ValueError):
 
 
 def canonical(raw: dict[str, Any]) -> dict[str, Any]:
-    """The part of a resolved config that decides a run's result (what the hash covers)."""
-    return {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    """The part of a resolved config that decides a run's result (what the hash covers).
+
+    ``budget.executor`` never does; ``budget.workers`` only when above 1 (runs made before it existed keep
+    their hashes)."""
+    out = {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    if isinstance(out.get("budget"), dict):
+        budget = {k: v for k, v in out["budget"].items() if k != "executor"}
+        if budget.get("workers", 1) == 1:
+            budget.pop("workers", None)
+        out["budget"] = budget
+    return out
 
 
 def config_hash(raw: dict[str, Any]) -> str:

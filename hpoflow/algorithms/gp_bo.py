@@ -15,6 +15,7 @@ from torch import Tensor
 from hpoflow import acquisition as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
+from hpoflow.algorithms.pending import believer, extra_design_point
 from hpoflow.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import StandardizedSurrogate
 
@@ -26,6 +27,7 @@ class GPBO(AskTellAlgorithm):
     """Sequential GP-based BO with a pluggable acquisition over the standardised reward."""
 
     name = "gp_bo"
+    pending_rule = "kriging_believer"
 
     def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -89,6 +91,27 @@ class GPBO(AskTellAlgorithm):
                                 self.dtype, extra_starts=best, scale=self.search_scale())
         info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
         return Suggestion(self.task.space.decode(x), x, info=info)
+
+    def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
+        """Kriging believer: maximise the acquisition of a model that believes its mean at the pending points.
+
+        During the initial design a pending trial takes the next design point; once all are asked but fewer
+        than two are observed, a uniform point (the design's purpose: spread, not model guidance).
+        """
+        if len(self.y) < self.n_init or len(self.y) < 2:
+            if self._asked < self.n_init:
+                return self.ask(round)
+            self._asked += 1
+            x = extra_design_point(self.dim, self.generator, self.dtype)
+            if self.candidates is not None:
+                x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        real = self.model
+        self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
+        try:
+            return self.ask(round)
+        finally:
+            self.model = real
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         if not suggestion.observe:

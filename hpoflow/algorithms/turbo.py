@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.pending import extra_design_point
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.records import Evaluation, Failure, Suggestion
 
@@ -73,6 +74,7 @@ class TuRBO(AskTellAlgorithm):
     """TuRBO-1 on the foundation's exact GP (``surrogate=gp``)."""
 
     name = "turbo"
+    pending_rule = "thompson_batch"
 
     def __init__(self, config: TuRBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -116,9 +118,29 @@ class TuRBO(AskTellAlgorithm):
         cand = self.candidates(center, lb, ub)
         sample = self.thompson_sample(model, cand)
         j = int(sample.argmax())
+        avoid = getattr(self, "_avoid", [])
+        if avoid:  # batch rule: never the configuration of a pending trial (discrete spaces can repeat one)
+            for j in torch.argsort(sample, descending=True).tolist():
+                if self.task.space.decode(cand[j]) not in avoid:
+                    break
         info.update(phase=1.0, acquisition=float(sample[j]), acq_time=time.perf_counter() - start,
                     tr_volume=float(torch.prod(ub - lb)))
         return Suggestion(self.task.space.decode(cand[j]), cand[j].clone(), info=info)
+
+    def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
+        """TuRBO's batch rule (Eriksson et al. 2019, batch mode): each trial is the argmax of its own Thompson
+        draw over a fresh candidate set of the trust region; a draw landing on a pending configuration takes
+        its next-best candidate. Design points first; past the design with < 2 observations, uniform points."""
+        if self._design_asked < self.n_init:
+            return self.ask(round)
+        if len(self.y) < 2:
+            x = extra_design_point(self.dim, self.generator, self.dtype)
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0, "restarts": float(self.restarts)})
+        self._avoid = [s.config for s in pending]
+        try:
+            return self.ask(round)
+        finally:
+            self._avoid = []
 
     def candidates(self, center: Tensor, lb: Tensor, ub: Tensor) -> Tensor:
         """Sobol points of the TR; each keeps the centre's value except on a random subset of coordinates."""
