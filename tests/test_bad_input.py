@@ -63,7 +63,11 @@ def _cli(cwd: Path, args: list[str], full_error: bool = False) -> subprocess.Com
 def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
     def case(i: int) -> subprocess.CompletedProcess:
         name, args, _ = CASES[i]
-        uri = [] if any(a.startswith("tracking.uri") for a in args) else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
+        uri = (
+            []
+            if any(a.startswith("tracking.uri") for a in args)
+            else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
+        )
         return _cli(tmp_path / str(i), [*args, *uri])
 
     with ThreadPoolExecutor(max_workers=3) as pool:  # each start costs ~1-2 s of CPU: a few at a time

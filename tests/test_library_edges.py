@@ -11,7 +11,7 @@ import yaml
 
 import hpoflow
 from hpoflow import Study
-from hpoflow.space import Categorical, Float, Int, SearchSpace, SpaceError, describe_space, parse_space
+from hpoflow.core.space import Categorical, Float, Int, SearchSpace, SpaceError, describe_space, parse_space
 
 MIXED = {"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5, 1e-1), "layers": ("int", 1, 4),
          "width": ("logint", 8, 512), "act": ["relu", "tanh"],

@@ -5,8 +5,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from hpoflow.records import Direction, Evaluation, as_evaluation
-from hpoflow.space import SearchSpace, describe_space
+from hpoflow.core.records import Direction, Evaluation, as_evaluation
+from hpoflow.core.space import SearchSpace, describe_space
 from hpoflow.tasks.base import Task
 
 __all__ = ["FunctionTask", "Objective", "as_evaluation"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 from hpoflow.tasks.sklearn_spaces import MODELS, go_ucb_space, suite_space
 

@@ -1,0 +1,291 @@
+"""The common loop: budgets, failure policy, regret book-keeping and tracking for every algorithm.
+
+:class:`Loop` is one run, advanced a round at a time (``ask``/``tell`` or ``step``); :func:`run` drives it
+over a task, and :class:`hpoflow.Study` lets a training loop the user owns drive it from outside. Either way
+every round goes through the same book, tracker and checkpoint, and the tracker is finished in every case.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
+from hpoflow.core.checkpoint import Checkpointer, LoopState
+from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
+from hpoflow.core.tracker import NullTracker, Tracker
+from hpoflow.runner.restore import ResumeWarning, restore, save
+from hpoflow.tasks.base import Task
+
+__all__ = ["Budget", "Loop", "ObjectiveError", "PendingNotSupported", "ResumeWarning", "RunResult", "drive",
+           "evaluate", "outcome_of", "run"]
+
+
+class ObjectiveError(RuntimeError):
+    """The objective raised or returned a non-finite value and the policy is ``on_error=fail``."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Stop after ``rounds`` rounds, or once the cumulative cost reaches ``cost`` (if set).
+
+    ``workers``: trials evaluated at once by :func:`drive` (``executor``: ``thread`` or ``process``).
+    """
+
+    rounds: int = 30
+    cost: float | None = None
+    workers: int = 1
+    executor: str = "thread"
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise ValueError(f"budget.rounds={self.rounds} must be a positive integer")
+        if self.cost is not None and self.cost <= 0:
+            raise ValueError(f"budget.cost={self.cost} must be > 0 (or null for no cost budget)")
+        if self.workers < 1:
+            raise ValueError(f"budget.workers={self.workers} must be a positive integer")
+
+
+@dataclass
+class RunResult:
+    """What a finished run returns: the summary, the records and the per-round metrics."""
+
+    status: RunStatus
+    summary: dict[str, Any]
+    records: list[Record] = field(default_factory=list)
+    metrics: list[dict[str, float]] = field(default_factory=list)
+
+
+def outcome_of(ev: Evaluation, config: dict[str, Any], observe: bool) -> Evaluation | Failure:
+    """``ev``, or a Failure when an observed value is not finite."""
+    if observe and not math.isfinite(ev.value):
+        return Failure(f"objective returned a non-finite value ({ev.value}) for {config}", cost=ev.cost)
+    return ev
+
+
+def evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
+    try:
+        ev = task.evaluate(config, round=round, observe=observe)
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any objective error becomes a recorded Failure
+        cost = getattr(exc, "cost", 0.0)
+        return Failure(f"{type(exc).__name__}: {exc}", cost=float(cost) if isinstance(cost, (int, float)) else 0.0)
+    return outcome_of(ev, config, observe)
+
+
+def _record(t: int, s: Suggestion, outcome: Evaluation | Failure, decision: float) -> Record:
+    metrics = {**s.info, "decision_time": decision}
+    if isinstance(outcome, Failure):
+        return Record(round=t, config=s.config, value=None, queried=s.observe, cost=outcome.cost,
+                      metrics=metrics, failed=True, error=outcome.error)
+    metrics.update(outcome.metrics)
+    return Record(round=t, config=s.config, value=outcome.value if s.observe else None, queried=s.observe,
+                  cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics)
+
+
+def _step_round(algo: Algorithm, t: int) -> Record:
+    start = time.perf_counter()
+    try:
+        record = algo.step(t)
+    except (KeyboardInterrupt, SystemExit, MemoryError, ObjectiveError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - same policy as for ask/tell algorithms
+        return Record(round=t, config={}, value=None, failed=True, error=f"{type(exc).__name__}: {exc}")
+    record.metrics.setdefault("decision_time", time.perf_counter() - start)
+    if record.queried and record.value is not None and not math.isfinite(record.value):
+        record.failed, record.error = True, f"objective returned a non-finite value ({record.value})"
+    return record
+
+
+class Loop:
+    """One run of the common loop, advanced round by round.
+
+    Every completed round is booked (regret, best value, cost), logged to the tracker, checkpointed (with
+    ``checkpoint``), passed to ``on_round`` and, if it failed under ``on_error=fail``, ends the run. Any
+    exception inside a method (or inside :meth:`guard`) finishes the tracker first: KILLED for Ctrl-C/SIGTERM,
+    FAILED otherwise, with everything logged before it flushed.
+
+    With ``resume`` (a loaded checkpoint), the algorithm, task RNGs, regret book and tracker are restored
+    (:func:`hpoflow.runner.restore.restore`) and the loop continues with the next round; the algorithm and task must
+    be freshly built from the same config and seed.
+    """
+
+    def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+                 on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
+                 checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> None:
+        self.task, self.algorithm, self.budget, self.on_error = task, algorithm, budget, on_error
+        self.tracker: Tracker = tracker or NullTracker()
+        self.on_round, self.checkpoint = on_round, checkpoint
+        self.book = RegretBook(task.direction, task.regret_reference)
+        self.state = LoopState(plain=checkpoint is not None)
+        self.status: RunStatus | None = None  # set once the run has ended
+        self._pending: dict[int, tuple[Suggestion, float, int]] = {}  # id -> (suggestion, decision time, trial)
+        self.concurrent = budget.workers > 1  # trials overlap: rounds log ``trial`` and ``pending``
+        elapsed = 0.0
+        if resume is not None:
+            with self.guard():
+                restore(resume, task, algorithm, self.tracker, self.book, _step_round)
+            self.state, elapsed = resume, resume.wall_time
+        self.round = self.state.round + 1  # the next round to run
+        self._start = time.perf_counter() - elapsed
+
+    @property
+    def done(self) -> bool:
+        """The run has ended, or its budget (rounds, cost) is spent."""
+        return (self.status is not None or self.round > self.budget.rounds
+                or (self.budget.cost is not None and self.book.query_cost >= self.budget.cost))
+
+    @property
+    def pending(self) -> list[Suggestion]:
+        """Suggestions asked and not told yet, in ask order."""
+        return [s for s, _, _ in self._pending.values()]
+
+    @property
+    def can_ask(self) -> bool:
+        """Another trial fits the budget: the rounds completed plus those pending are fewer than ``rounds``."""
+        return not self.done and self.round + len(self._pending) <= self.budget.rounds
+
+    def trial_number(self, suggestion: Suggestion) -> int:
+        """The pending suggestion's trial number (its ask order, 1-based; the round it was asked for)."""
+        return self._pending[id(suggestion)][2]
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Finish the tracker as KILLED (KeyboardInterrupt) or FAILED (any other exception), then re-raise."""
+        try:
+            yield
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM through hpoflow.core.signals (its str names the signal)
+            self.abort(RunStatus.KILLED, str(exc) or "interrupted (KeyboardInterrupt)")
+            raise
+        except BaseException as exc:
+            self.abort(RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+
+    def abort(self, status: RunStatus, error: str) -> None:
+        """End the run as ``status`` (KILLED or FAILED) with ``error``; a run already ended is left alone."""
+        if self.status is None:
+            self.status = status
+            self.tracker.finish(status, self.book.summary(), error=error)
+
+    def ask(self) -> Suggestion:
+        """The ask/tell algorithm's suggestion for the next trial (evaluate it, then :meth:`tell`).
+
+        Trials still pending are passed to the algorithm (:meth:`AskTellAlgorithm.ask_pending`), so the new
+        suggestion accounts for them; the trial number is the ask order (``trial_number``).
+
+        Raises:
+            PendingNotSupported: trials are pending and the algorithm refuses that (the run goes on).
+        """
+        assert isinstance(self.algorithm, AskTellAlgorithm), "step algorithms run through step()"
+        pending = self.pending
+        if pending and self.algorithm.pending_rule is None:
+            self.algorithm.ask_pending(self.round, pending)  # raises its one-line refusal; nothing is recorded
+        with self.guard():
+            t = self.round + len(pending)
+            start = time.perf_counter()
+            s = self.algorithm.ask_pending(t, pending)
+            self._pending[id(s)] = (s, time.perf_counter() - start, t)
+            self.concurrent = self.concurrent or bool(pending)
+        return s
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure, *, abandoned: bool = False) -> Record:
+        """Complete a pending ``suggestion`` (in any order) with its outcome: the next round is recorded.
+
+        ``abandoned``: the trial is given up (a Failure) and does not end the run under ``on_error=fail``.
+
+        Raises:
+            ValueError: ``suggestion`` is not pending.
+            ObjectiveError: the outcome is a Failure and ``on_error`` is ``fail`` (the run is then FAILED).
+        """
+        entry = self._pending.get(id(suggestion))
+        if entry is None or entry[0] is not suggestion:
+            raise ValueError(f"round {self.round}: tell() takes a suggestion asked and not told yet")
+        with self.guard():
+            start = time.perf_counter()
+            self.algorithm.tell(suggestion, outcome)  # type: ignore[attr-defined]
+            del self._pending[id(suggestion)]
+            record = _record(self.round, suggestion, outcome, entry[1] + time.perf_counter() - start)
+            if self.concurrent:
+                record.metrics.update(trial=float(entry[2]), pending=float(len(self._pending)))
+            return self._complete(record, suggestion, outcome, abandoned)
+
+    def abandon_pending(self, reason: str) -> list[Record]:
+        """Record every pending trial as failed (``abandoned: reason``), in ask order; the run stays consistent."""
+        return [self.tell(s, Failure(f"abandoned: {reason}"), abandoned=True) for s in self.pending]
+
+    def step(self) -> Record:
+        """Run the next round of a ``step`` algorithm (gradient methods)."""
+        with self.guard():
+            return self._complete(_step_round(self.algorithm, self.round))
+
+    def _complete(self, record: Record, s: Suggestion | None = None,
+                  outcome: Evaluation | Failure | None = None, abandoned: bool = False) -> Record:
+        metrics = self.book.add(record)
+        metrics["wall_time"] = time.perf_counter() - self._start
+        self.tracker.log(record, metrics)
+        self.state.add(record, metrics, None if s is None else s.x, outcome)
+        if self.checkpoint is not None and self.checkpoint.due(record.round):
+            save(self.checkpoint, self.state, self.book, self.algorithm, self.task, metrics["wall_time"])
+        if self.on_round is not None:
+            self.on_round(record, metrics)
+        self.round = record.round + 1
+        if record.failed and self.on_error is OnError.FAIL and not abandoned:
+            raise ObjectiveError(f"round {record.round}: {record.error}")
+        return record
+
+    def finish(self) -> RunResult:
+        """End the run as FINISHED: the tracker writes the summary, the checkpoint says FINISHED."""
+        summary = self.book.summary()
+        self.status = RunStatus.FINISHED
+        self.tracker.finish(RunStatus.FINISHED, summary)
+        if self.checkpoint is not None:
+            save(self.checkpoint, self.state, self.book, self.algorithm, self.task,
+                 time.perf_counter() - self._start, status="FINISHED")
+        return self.result()
+
+    def result(self) -> RunResult:
+        """The run so far: its status (FINISHED while still running), summary, records and metrics."""
+        return RunResult(self.status or RunStatus.FINISHED, self.book.summary(), self.state.records,
+                         self.state.metrics)
+
+
+def drive(loop: Loop) -> RunResult:
+    """Run ``loop`` on its own task until the budget is spent, then finish it.
+
+    ``budget.workers > 1``: up to that many trials at once (:func:`hpoflow.runner.workers.drive_parallel`).
+
+    Raises:
+        ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
+    """
+    if loop.budget.workers > 1 and isinstance(loop.algorithm, AskTellAlgorithm):
+        from hpoflow.runner.workers import drive_parallel
+
+        return drive_parallel(loop, loop.budget.workers, loop.budget.executor)
+    with loop.guard():
+        while not loop.done:
+            if isinstance(loop.algorithm, AskTellAlgorithm):
+                s = loop.ask()
+                loop.tell(s, evaluate(loop.task, s.config, loop.round, s.observe))
+            else:
+                loop.step()
+    return loop.finish()
+
+
+def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+        on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
+        checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> RunResult:
+    """Run ``algorithm`` on ``task`` until the budget is spent; every round is recorded and tracked.
+
+    The tracker is finished in every case: FINISHED, FAILED (exception, with the error as a tag) or
+    KILLED (Ctrl-C); everything logged before the failure is flushed first. ``checkpoint``: save the loop
+    state after every completed round (see ``hpoflow.core.checkpoint``); ``resume``: continue from a loaded
+    checkpoint (see :class:`Loop`).
+
+    Raises:
+        ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
+    """
+    return drive(Loop(task, algorithm, tracker, budget, on_error, on_round, checkpoint, resume))
