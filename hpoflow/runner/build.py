@@ -136,6 +136,10 @@ def execute(run: OpenRun, progress: bool = True) -> RunResult:
 
     with RunProgress(run.loop.budget.rounds, run.label, enabled=progress) as bar:
         run.loop.on_round = bar
+        if run.loop.budget.workers > 1:
+            from hpoflow.runner.workers import drive_parallel
+
+            return drive_parallel(run.loop, run.loop.budget.workers, run.loop.budget.executor)
         return drive(run.loop)
 
 

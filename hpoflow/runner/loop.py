@@ -256,15 +256,11 @@ class Loop:
 def drive(loop: Loop) -> RunResult:
     """Run ``loop`` on its own task until the budget is spent, then finish it.
 
-    ``budget.workers > 1``: up to that many trials at once (:func:`hpoflow.runner.workers.drive_parallel`).
+    One trial at a time; :func:`hpoflow.runner.workers.drive_parallel` runs ``budget.workers`` at once.
 
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
-    if loop.budget.workers > 1 and isinstance(loop.algorithm, AskTellAlgorithm):
-        from hpoflow.runner.workers import drive_parallel
-
-        return drive_parallel(loop, loop.budget.workers, loop.budget.executor)
     with loop.guard():
         while not loop.done:
             if isinstance(loop.algorithm, AskTellAlgorithm):
