@@ -104,6 +104,11 @@ class Study:
         return self._run is None or self._run.loop.done
 
     @property
+    def can_ask(self) -> bool:
+        """Another trial fits the budget: the rounds told plus the trials pending are fewer than ``rounds``."""
+        return self._run is not None and self._run.loop.can_ask
+
+    @property
     def pending(self) -> list[Trial]:
         """Trials asked and not told yet, in ask order."""
         return list(self._trials.values())

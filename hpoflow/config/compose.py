@@ -2,6 +2,7 @@
 ``python -m hpoflow <overrides>`` would, so the library's defaults and one-line errors are the CLI's."""
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import re
@@ -70,6 +71,17 @@ def compose(overrides: list[str]) -> dict[str, Any]:
             raise
         raise ConfigError(message) from None
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
+
+
+_COMPOSED: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def composed(overrides: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`compose`, remembered per override list for this process (a fresh copy each call). The config folder
+    is the package's own, so the same overrides always compose the same config."""
+    if overrides not in _COMPOSED:
+        _COMPOSED[overrides] = compose(list(overrides))
+    return copy.deepcopy(_COMPOSED[overrides])
 
 
 def override_value(value: Any) -> str:
@@ -141,10 +153,16 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
     else:
         chosen = {"uri": tracking} if isinstance(tracking, str) else dict(tracking)
         overrides += ["tracking=mlflow", *overrides_for("tracking", chosen)]
-    overrides += [f"seed={override_value(seed)}", f"budget.rounds={override_value(rounds)}",
-                  f"budget.workers={override_value(workers)}", f"budget.executor={override_value(executor)}",
-                  f"hardware={hardware}", f"on_error={override_value(on_error)}", "progress=false",
-                  f"checkpoint_every={override_value(checkpoint_every)}"]
-    raw = compose(overrides)
+    overrides += [f"hardware={hardware}", f"on_error={override_value(on_error)}", "progress=false"]
+    counts = {"seed": seed, "budget.rounds": rounds, "budget.workers": workers, "checkpoint_every": checkpoint_every}
+    if all(type(v) is int for v in counts.values()) and isinstance(executor, str):
+        # plain values: set after composing (validate() checks them), so the composition is shared by every call
+        # that differs only in them (seeds, budgets): Hydra's ~0.4 CPU s a call is paid once per shape
+        raw = composed(tuple(overrides))
+        raw["seed"], raw["checkpoint_every"] = seed, checkpoint_every
+        raw["budget"] = {**raw.get("budget", {}), "rounds": rounds, "workers": workers, "executor": executor}
+    else:  # let Hydra's type checks report the bad value (the CLI's message)
+        raw = compose(overrides + [f"{k}={override_value(v)}" for k, v in counts.items()]
+                      + [f"budget.executor={override_value(executor)}"])
     raw["task"] = task
     return validate(raw, own_task=True)
