@@ -242,3 +242,24 @@ def test_the_cli_runs_budget_workers_and_refuses_it_in_one_line(run_cli, ready_s
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     lines = [line for line in bad.stderr.splitlines() if "budget.workers=2" in line]
     assert len(lines) == 1 and "algo=ucb1 does not support pending trials" in lines[0]
+
+
+def test_the_config_hash_keeps_one_worker_runs_and_separates_parallel_ones():
+    from hpoflow.store import sweeps
+
+    raw = {"algo": {"name": "gp_ei"}, "task": {"name": "branin"}, "seed": 0, "budget": {"rounds": 10, "cost": None}}
+    before = sweeps.config_hash(raw)  # a run made before budget.workers existed
+    assert sweeps.config_hash({**raw, "budget": {**raw["budget"], "workers": 1, "executor": "thread"}}) == before
+    assert sweeps.config_hash({**raw, "budget": {**raw["budget"], "workers": 1, "executor": "process"}}) == before
+    assert sweeps.config_hash({**raw, "budget": {**raw["budget"], "workers": 4, "executor": "thread"}}) != before
+
+
+def test_a_second_pending_ask_is_refused_in_one_line_and_the_study_goes_on():
+    study = Study({"n": ("int", 0, 4)}, algo="ucb1", rounds=3)
+    first = study.ask()
+    with pytest.raises(PendingNotSupported, match=r"^algo=ucb1 does not support pending trials \(a bandit") as info:
+        study.ask()
+    assert "\n" not in str(info.value)
+    study.tell(first, 1.0)
+    study.tell(study.ask(), 0.5)  # nothing was recorded for the refused ask
+    assert [r.round for r in study.records] == [1, 2] and not study.done

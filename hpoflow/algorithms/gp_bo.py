@@ -84,6 +84,10 @@ class GPBO(AskTellAlgorithm):
             if self.candidates is not None:
                 x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        return self._propose(round)
+
+    def _propose(self, round: int) -> Suggestion:
+        """The acquisition's maximiser on the current model (at least two observations)."""
         start = time.perf_counter()
         fn, info = self.acquisition(round)
         best = self.X[int(torch.tensor(self.y).argmax())]
@@ -95,13 +99,14 @@ class GPBO(AskTellAlgorithm):
     def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
         """Kriging believer: maximise the acquisition of a model that believes its mean at the pending points.
 
-        During the initial design a pending trial takes the next design point; once all are asked but fewer
-        than two are observed, a uniform point (the design's purpose: spread, not model guidance).
+        A pending trial takes the next design point while the design lasts; once it is all asked, the model
+        guides as soon as two points are observed (the rest of the design is pending, hence believed), and
+        before that a uniform point stands in.
         """
-        if len(self.y) < self.n_init or len(self.y) < 2:
-            if self._asked < self.n_init:
-                return self.ask(round)
-            self._asked += 1
+        if self._asked < self.n_init:  # the design's next point (fewer than n_init are observed)
+            return self.ask(round)
+        self._asked += 1
+        if len(self.y) < 2:
             x = extra_design_point(self.dim, self.generator, self.dtype)
             if self.candidates is not None:
                 x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
@@ -109,7 +114,7 @@ class GPBO(AskTellAlgorithm):
         real = self.model
         self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
         try:
-            return self.ask(round)
+            return self._propose(round)
         finally:
             self.model = real
 
