@@ -5,7 +5,9 @@ known optimum 0). The objective sleeps ``--sleep`` seconds before returning (1 s
 costs far more than a decision), so the worker threads overlap the sleeps while the main thread decides.
 Algorithms: gp_ei, turbo, random, optuna_tpe through ``hpoflow.minimize(..., workers=k)`` (threads, tracking off),
 and Optuna's own ``study.optimize(n_jobs=4)`` with its TPESampler on the same objective in the same invocation.
-Regret is the simple regret ``best value - optimum`` after N evaluations. Each (problem, algorithm, workers)
+Regret is the simple regret ``best value - optimum`` after N evaluations; "decision" is the mean ask + tell time
+a trial (the loop's ``decision_time``), which runs in the main thread one trial at a time and so bounds the speed-up
+(wall >= N x decision). Each (problem, algorithm, workers)
 runs for every seed; the table gives the mean wall time, its ratio to workers=1, and the regret's mean and
 standard deviation over seeds. A warm-up run first takes the one-time imports out of the timings.
 
@@ -62,18 +64,21 @@ def sleeping(fn: Any, seconds: float) -> Any:
 
 
 def run_hpoflow(space: Any, fn: Any, optimum: float, algo: str, workers: int, seed: int, evals: int,
-                sleep: float) -> tuple[float, float]:
-    """(wall seconds, simple regret) of one hpoflow run."""
+                sleep: float) -> tuple[float, float, float]:
+    """(wall seconds, simple regret, mean decision seconds a trial) of one hpoflow run. Decisions (ask + tell)
+    run one at a time in the main thread: with ``workers`` evaluations of ``sleep`` s overlapping, the run
+    cannot go faster than ``evals x decision``."""
     import hpoflow
 
     start = time.perf_counter()
     result = hpoflow.minimize(sleeping(fn, sleep), space, algo=algo, rounds=evals, seed=seed, workers=workers,
                               optimum=optimum)
-    return time.perf_counter() - start, result.best_value - optimum
+    wall = time.perf_counter() - start
+    return wall, result.best_value - optimum, statistics.mean(r.metrics["decision_time"] for r in result.records)
 
 
 def run_optuna_n_jobs(space: Any, fn: Any, optimum: float, workers: int, seed: int, evals: int,
-                      sleep: float) -> tuple[float, float]:
+                      sleep: float) -> tuple[float, float, float]:
     """(wall seconds, simple regret) of Optuna's own study.optimize(n_jobs=workers) with TPESampler(seed)."""
     import optuna
 
@@ -97,7 +102,7 @@ def run_optuna_n_jobs(space: Any, fn: Any, optimum: float, workers: int, seed: i
     start = time.perf_counter()
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
     study.optimize(objective, n_trials=evals, n_jobs=workers)
-    return time.perf_counter() - start, study.best_value - optimum
+    return time.perf_counter() - start, study.best_value - optimum, math.nan  # its decisions run in its threads
 
 
 def main() -> None:
@@ -113,8 +118,9 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     probs = problems()
-    run_hpoflow(*probs["branin"], "gp_ei", 2, 0, 4, 0.0)  # warm-up: imports and the first composition
-    rows: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
+    for algo in args.algos:  # warm-up: imports, and each algorithm's config composed once (then shared)
+        run_hpoflow(*probs["branin"], algo, 2, 0, 2, 0.0)
+    rows: dict[tuple[str, str, int], list[tuple[float, ...]]] = {}
     for problem in args.problems:
         space, fn, optimum = probs[problem]
         for algo in args.algos:
@@ -132,21 +138,28 @@ def main() -> None:
     print_table(rows, args)
 
 
-def _stats(runs: list[tuple[float, float]]) -> tuple[float, float, float]:
-    walls, regrets = [w for w, _ in runs], [r for _, r in runs]
+def _stats(runs: list[tuple[float, ...]]) -> tuple[float, float, float]:
+    walls, regrets = [run[0] for run in runs], [run[1] for run in runs]
     spread = statistics.stdev(regrets) if len(regrets) > 1 else 0.0
     return statistics.mean(walls), statistics.mean(regrets), spread
 
 
-def print_table(rows: dict[tuple[str, str, int], list[tuple[float, float]]], args: argparse.Namespace) -> None:
+def _decision(runs: list[tuple[float, ...]]) -> str:
+    values = [run[2] for run in runs if len(run) > 2 and math.isfinite(run[2])]
+    return f"{statistics.mean(values):.2f}" if values else "-"
+
+
+def print_table(rows: dict[tuple[str, str, int], list[tuple[float, ...]]], args: argparse.Namespace) -> None:
     print(f"\n{args.evals} evaluations, objective sleeping {args.sleep} s, seeds {args.seeds}, thread workers\n")
-    print("| problem | algorithm | workers | wall (s) | wall / workers=1 | regret mean | regret std |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| problem | algorithm | workers | wall (s) | wall / workers=1 | decision (s/trial) | regret mean | "
+          "regret std |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for (problem, algo, workers), runs in rows.items():
         wall, regret, spread = _stats(runs)
         base = rows.get((problem, algo, 1))
         ratio = f"{wall / _stats(base)[0]:.2f}" if base else "-"
-        print(f"| {problem} | {algo} | {workers} | {wall:.1f} | {ratio} | {regret:.4g} | {spread:.3g} |")
+        print(f"| {problem} | {algo} | {workers} | {wall:.1f} | {ratio} | {_decision(runs)} | {regret:.4g} | "
+              f"{spread:.3g} |")
     print("\nTargets (issue 29):")
     for problem in args.problems:
         for algo in args.algos:

@@ -114,7 +114,8 @@ def check_same_config(run: Any, raw: dict[str, Any]) -> None:
     from hpoflow.store.params import to_mlflow_params
 
     mine = to_mlflow_params(canonical(raw))
-    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED}
+    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED
+              and k != "budget.executor" and (k, v) != ("budget.workers", "1")}  # as canonical() drops them
     for key in sorted(set(mine) | set(theirs)):
         if mine.get(key) != theirs.get(key):
             raise ConfigHashCollision(
