@@ -263,3 +263,13 @@ def test_a_second_pending_ask_is_refused_in_one_line_and_the_study_goes_on():
     study.tell(first, 1.0)
     study.tell(study.ask(), 0.5)  # nothing was recorded for the refused ask
     assert [r.round for r in study.records] == [1, 2] and not study.done
+
+
+def test_snapped_mixed_spaces_never_repeat_a_pending_configuration():
+    space = {"a": ("int", 0, 300), "b": ("int", 0, 300)}  # 90,601 cells: searched and snapped, not enumerated
+    study = Study(space, algo="gp_ei", rounds=12, seed=0, discrete="snap")
+    for trial in [study.ask() for _ in range(4)]:
+        study.tell(trial, abs(trial.config["a"] - 150) + abs(trial.config["b"] - 40))
+    pending = [study.ask() for _ in range(5)]
+    keys = [json.dumps(t.config, sort_keys=True) for t in pending]
+    assert len(set(keys)) == 5

@@ -123,12 +123,13 @@ class GPBO(AskTellAlgorithm):
             elif self.snap:
                 x = self.task.space.snap(x.reshape(1, -1))[0]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
-        real = self.model
+        real, seen = self.model, self.seen
         self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
+        self.seen = seen | {_key(s.config) for s in pending}  # discrete=snap: never a pending configuration
         try:
             return self._propose(round)
         finally:
-            self.model = real
+            self.model, self.seen = real, seen
 
     def _snapped(self, fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, float]:
         """The best configuration not evaluated before, by the acquisition at cell centres, among the search's
