@@ -21,22 +21,25 @@ TASK = {"name": "f", "space": {"x": "float"}}
 
 def _overrides(algo: str, seed: int = 0, rounds: int = 30, tracking: Any = None, surrogate: Any = None,
                hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
-               algo_settings: dict[str, Any] | None = None) -> list[str]:
+               algo_settings: dict[str, Any] | None = None, workers: Any = 1, executor: Any = "thread") -> list[str]:
     """The command line the library's arguments stand for."""
     out = [f"algo={algo}"] + [f"{k}={override_value(v)}" for k, v in settings_items("algo", algo_settings or {})]
     chosen = {"name": surrogate} if isinstance(surrogate, str) else dict(surrogate or {})
     if chosen.get("name"):
         out.append(f"surrogate={chosen.pop('name')}")
     out += [f"{k}={override_value(v)}" for k, v in settings_items("surrogate", chosen)]
-    if tracking is None:
+    if tracking is None or tracking is False:
         out.append("tracking=off")
+    elif tracking is True:
+        out.append("tracking=mlflow")
     else:
         out.append("tracking=mlflow")
         chosen = {"uri": tracking} if isinstance(tracking, str) else dict(tracking)
         out += [f"{k}={override_value(v)}" for k, v in settings_items("tracking", chosen)]
-    return out + [f"seed={override_value(seed)}", f"budget.rounds={override_value(rounds)}", f"hardware={hardware}",
-                  f"on_error={override_value(on_error)}", "progress=false",
-                  f"checkpoint_every={override_value(checkpoint_every)}"]
+    return out + [f"hardware={hardware}", f"on_error={override_value(on_error)}", "progress=false",
+                  f"seed={override_value(seed)}", f"budget.rounds={override_value(rounds)}",
+                  f"budget.workers={override_value(workers)}", f"checkpoint_every={override_value(checkpoint_every)}",
+                  f"budget.executor={override_value(executor)}"]
 
 
 def _cli(algo: str, **kwargs: Any) -> str:
@@ -70,7 +73,8 @@ CASES = [
     {"surrogate": "tv_gp"}, {"surrogate": "nope"}, {"surrogate": {"name": "gp", "kernel": "rbf", "noise": 0.01}},
     {"surrogate": {"kernel": "foo"}}, {"surrogate": {"bogus": 1}},
     {"tracking": "sqlite:///x.db"}, {"tracking": {"uri": "sqlite:///x.db", "experiment": "e", "run_name": "it's"}},
-    {"tracking": {"foo": 1}}, {"tracking": {"uri": ""}},
+    {"tracking": {"foo": 1}}, {"tracking": {"uri": ""}}, {"tracking": True}, {"tracking": False},
+    {"workers": 4, "executor": "process"}, {"workers": "x"}, {"workers": 0}, {"executor": "gpu"},
     {"seed": -1}, {"seed": "x"}, {"seed": 2**40}, {"rounds": 0}, {"rounds": 5.5}, {"hardware": "cpu"},
     {"hardware": "gpu"}, {"on_error": "skip"}, {"on_error": "bogus"}, {"checkpoint_every": 0},
     {"checkpoint_every": -1},

@@ -48,6 +48,7 @@ class TVGPUCB(AskTellAlgorithm):
 
     name = "tv_gp_ucb"
     surrogate_protocol = TimeVaryingSurrogate
+    pending_refusal = "the time-varying GP and the query rule decide round by round"
 
     def __init__(self, config: TVUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)

@@ -137,18 +137,20 @@ def _resolvers() -> None:
 
 
 def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: int = 30,
-                     tracking: str | dict[str, Any] | None = None, surrogate: str | dict[str, Any] | None = None,
+                     tracking: str | dict[str, Any] | bool | None = None, surrogate: str | dict[str, Any] | None = None,
                      hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
-                     algo_settings: dict[str, Any] | None = None) -> Settings:
+                     algo_settings: dict[str, Any] | None = None, workers: int = 1,
+                     executor: str = "thread") -> Settings:
     """Validated Settings for a library run: the CLI's config for these choices, ``task`` the caller's own.
 
     Args:
         algo: a registered algorithm (``conf/algo/<algo>.yaml``); its YAML may pick the surrogate.
         task: what the run records as its task config (the caller's task object is used as it is).
-        tracking: None: nothing is logged; a store URI (``sqlite:///runs.db``); or tracking settings
-            (``{"uri": ..., "experiment": ..., "run_name": ...}``).
+        tracking: None or False: nothing is logged; True: the default store (``outputs/mlflow.db``); a store
+            URI (``sqlite:///runs.db``); or tracking settings (``{"uri": ..., "experiment": ..., "run_name": ...}``).
         surrogate: a surrogate name, or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
         algo_settings: the algorithm's settings (nested settings as dicts).
+        workers, executor: ``budget.workers`` (trials evaluated at once) and ``budget.executor``.
 
     Raises:
         ConfigError: the CLI's one-line message for the first bad name, key or value.
@@ -157,6 +159,10 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
 
     if not isinstance(algo, str) or not algo:
         raise ConfigError(f"algo={algo!r} must name a registered algorithm")
+    if tracking is not None and not isinstance(tracking, (bool, str, dict)):
+        raise ConfigError(f"tracking={tracking!r} is not a tracking setting; allowed: None or False (off), True (the "
+                          "default store), a store URI such as 'sqlite:///runs.db', or a dict of tracking settings")
+    tracked = tracking is not None and tracking is not False
     _resolvers()
     root_values, choices = _yaml(None, "config")
     algo_node = _option("algo", algo)
@@ -164,14 +170,14 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
     surrogate_name = chosen.pop("name", None) or _yaml("algo", algo)[1].get("surrogate") or choices["surrogate"]
     groups = {"algo": algo_node, "surrogate": _option("surrogate", surrogate_name),
               "hardware": _option("hardware", hardware),
-              "tracking": _option("tracking", choices["tracking"] if tracking is not None else "off")}
+              "tracking": _option("tracking", choices["tracking"] if tracked else "off")}
     cfg = OmegaConf.merge(OmegaConf.structured(RootConfig), root_values, groups)
     OmegaConf.set_struct(cfg, True)
     items = settings_items("algo", algo_settings or {}) + settings_items("surrogate", chosen)
-    if tracking is not None:
+    if isinstance(tracking, (str, dict)):
         items += settings_items("tracking", {"uri": tracking} if isinstance(tracking, str) else dict(tracking))
-    items += [("seed", seed), ("budget.rounds", rounds), ("on_error", on_error), ("progress", False),
-              ("checkpoint_every", checkpoint_every)]
+    items += [("on_error", on_error), ("progress", False), ("seed", seed), ("budget.rounds", rounds),
+              ("budget.workers", workers), ("checkpoint_every", checkpoint_every), ("budget.executor", executor)]
     for key, value in items:
         write(cfg, key, value)
     raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
