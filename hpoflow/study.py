@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.api import Result, open_library_run, result_of
@@ -20,6 +20,9 @@ from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStat
 from hpoflow.core.space import SearchSpace, parse_space
 from hpoflow.runner.loop import outcome_of
 from hpoflow.tasks.function import FunctionTask, as_evaluation
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
+    from typing_extensions import Self
 
 
 class StudyClosed(RuntimeError):

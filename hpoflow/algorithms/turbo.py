@@ -79,6 +79,7 @@ class TuRBO(AskTellAlgorithm):
         if ctx.surrogate is None:
             raise ValueError("algo 'turbo' needs a GP surrogate (surrogate=gp)")
         self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
+        self.new_model = ctx.surrogate  # dim -> a fresh GP, one per trust-region restart
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.n_init = min(2 * self.dim, max(2, ctx.rounds // 4)) if config.n_init is None else config.n_init
@@ -106,7 +107,7 @@ class TuRBO(AskTellAlgorithm):
             self._design_asked += 1
             return Suggestion(self.task.space.decode(x), x, info={**info, "phase": 0.0})
         start = time.perf_counter()
-        model = self.ctx.surrogate(self.dim)
+        model = self.new_model(self.dim)
         model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
         center = self.X[int(torch.tensor(self.y).argmax())]
         lengthscale = model.lengthscale.to(self.dtype)

@@ -9,7 +9,7 @@ fixed candidate set at any time). Algorithms check a built model against the pro
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # no torch import: surrogate_plot and the algorithms check models without loading more
     from torch import Tensor
@@ -61,6 +61,12 @@ class CandidateSurrogate(Surrogate, Protocol):
 
     Its beliefs are about ``f_t``: ``posterior(X, t)`` and ``candidate_posterior(t)`` take the round ``t``.
     """
+
+    config: Any  # its settings; TV-GP-UCB reads ``config.kernel`` (identity: independent arms)
+
+    def set_candidates(self, C: Tensor | None) -> None:
+        """Fix the candidate set ``C`` (``m x d``) that ``candidate_posterior`` predicts at (None: no set)."""
+        ...
 
     def posterior(self, X: Tensor, t: float | None = None) -> tuple[Tensor, Tensor]:
         """Mean and variance of ``f_t`` at ``X`` (``m x d``), each of shape ``m``."""

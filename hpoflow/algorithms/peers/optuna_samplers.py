@@ -56,6 +56,8 @@ class OptunaSampler(PeerAlgorithm):
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         trial, self._trial = self._trial, None
+        if trial is None:
+            raise RuntimeError("tell() without a pending ask()")
         if isinstance(outcome, Failure):
             self.study.tell(trial, state=TrialState.FAIL)
         else:
