@@ -1,6 +1,6 @@
 """The quality gates besides ruff and lint-imports (tests/test_architecture.py): `mypy hpoflow` is clean at the
 strictness `[tool.mypy]` in pyproject.toml states (check_untyped_defs, warn_unused_ignores, Python 3.10 as the
-oldest supported version).
+oldest supported version), and `.pre-commit-config.yaml` runs the same three gates without a download.
 
 mypy keeps its incremental cache in the git-ignored `.mypy_cache/` of the checkout: a cold run takes 40-45 s of
 CPU (60-140 s wall on a shared 2-core machine), a warm one 4-15 s. mypy is in the `dev` extra; without it the
@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,3 +48,16 @@ def test_the_configured_strictness_finds_an_error_in_an_unannotated_function(tmp
     assert 'probe.py:2: error: Argument 1 to "len" has incompatible type "int"' in out.stdout, out.stdout
     assert "probe.py:5: error: Unused \"type: ignore\" comment" in out.stdout, out.stdout
 
+
+def test_pre_commit_runs_the_three_gates_with_the_installed_tools() -> None:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    assert all(repo["repo"] == "local" for repo in config["repos"])  # nothing to clone
+    assert all(h["language"] == "system" for h in hooks.values())  # nothing to install: the dev extra's tools
+    assert hooks["ruff"]["entry"].startswith("ruff check")
+    assert hooks["mypy"]["entry"] == "mypy hpoflow"
+    assert hooks["import-linter"]["entry"] == "lint-imports"
+    pre_commit = pytest.importorskip("pre_commit", reason="pre-commit is in the dev extra")
+    out = subprocess.run([sys.executable, "-m", pre_commit.__name__, "validate-config", ".pre-commit-config.yaml"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
