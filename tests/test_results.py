@@ -15,11 +15,6 @@ from tests.conftest import REPO
 
 RESULTS = REPO / "results"
 HEADER = "# Regenerate: "
-# Files another branch rewrites (issue 28's defaults-once change generates conf/algo and moves GO-UCB's rationale into
-# go_ucb_config.py): they still name scripts/results/. After merging it, run
-#   git grep -l 'scripts/results/' -- conf/algo hpoflow | xargs sed -i 's#scripts/results/#results/#g'
-# and empty this set; the test below fails until then, so that it is not forgotten.
-PENDING = {"conf/algo/go_ucb.yaml", "conf/algo/go_ucb_paper.yaml", "hpoflow/algorithms/go_ucb_config.py"}
 
 
 def _tracked() -> list[str]:
@@ -83,20 +78,17 @@ REFERENCE = re.compile(r"(?<![\w/:.])(scripts/)?results/([\w.\-]+\.(?:txt|log|js
 
 def test_every_mentioned_results_file_exists_and_none_lives_under_scripts() -> None:
     assert not (REPO / "scripts" / "results").exists()
-    stale, dangling, pending = [], [], set()
+    stale, dangling = [], []
     for rel in _tracked():
         if rel == "tests/test_results.py" or rel.endswith((".png", ".svg", ".pdf", ".db")):
             continue
         for m in REFERENCE.finditer((REPO / rel).read_text(errors="replace")):
-            if m.group(1) and rel in PENDING:
-                pending.add(rel)
-            elif m.group(1):
+            if m.group(1):
                 stale.append(f"{rel}: {m.group(0)}")
             elif not (RESULTS / m.group(2)).is_file():
                 dangling.append(f"{rel}: {m.group(0)}")
     assert stale == [], "results moved to the top-level results/"
     assert dangling == []
-    assert pending == PENDING, f"no longer pending, remove from PENDING: {sorted(PENDING - pending)}"
 
 
 def test_every_script_is_referred_to() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from hpoflow.acquisition.config import OptimizerConfig  # re-exported: the algorithms' configs nest it
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import check_auto_int
 
 
@@ -59,7 +60,7 @@ class GPUCBConfig(GPBOConfig):
     """GP-UCB: mu + sqrt(beta_t) sigma."""
 
     name: str = "gp_ucb"
-    beta: float = 2.0                # constant beta_t
+    beta: float = 2.0                # constant beta_t (mu + sqrt(beta_t) sigma)
     beta_schedule: str = "constant"  # constant | srinivas
     delta: float = 0.1               # confidence parameter of the Srinivas schedule
 
@@ -87,3 +88,17 @@ class GPEIConfig(GPBOConfig):
             raise ValueError(f"algo.xi_units='{self.xi_units}' is unknown; allowed: standardized, raw")
         if self.xi < 0:
             raise ValueError(f"algo.xi={self.xi} must be >= 0")
+
+
+_GP_BO = "hpoflow.algorithms.gp_bo"
+BUILTINS = [
+    algorithm("random", "hpoflow.algorithms.random_search:RandomSearch", RandomConfig, "uniform random search"),
+    algorithm("grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "grid search (seeded order)"),
+    algorithm("gp_ucb", f"{_GP_BO}:GPUCB", GPUCBConfig, "GP-UCB (constant or Srinivas beta)"),
+    algorithm("gp_ei", f"{_GP_BO}:GPEI", GPEIConfig, "GP-EI (log-EI, best-observed incumbent)"),
+    algorithm("gp_pi", f"{_GP_BO}:GPPI", GPEIConfig, "GP-PI (probability of improvement)"),
+    *(algorithm(f"skopt_gp_{acq}", f"{_GP_BO}:{cls}", config,  # the GO-UCB paper's baselines
+                f"GP-{acq.upper()} at scikit-optimize's gp_minimize defaults (algo.preset=skopt; selects "
+                "surrogate=skopt_gp)", surrogate="skopt_gp", preset="skopt")
+      for acq, cls, config in (("ucb", "GPUCB", GPUCBConfig), ("ei", "GPEI", GPEIConfig), ("pi", "GPPI", GPEIConfig))),
+]

@@ -20,7 +20,7 @@ MOVED: dict[str, str] = {  # old name -> new name (hpoflow. prefix implied)
     "identity": "config.identity", "threads": "core.threads", "hardware": "core.hardware",
     "config_values": "core.config_values", "checkpoint": "core.checkpoint", "tracking": "store",
     "tracking.base": "core.tracker", "acquisition_config": "acquisition.config", "schema": "config.schema",
-    "registry": "config.registry", "builtins": "config.builtins", "validation": "config.validation",
+    "registry": "config.registry", "validation": "config.validation",
     "compose": "config.compose", "app": "config.settings", "tracking.store": "store.backend",
     "tracking.params": "store.params", "tracking.lease": "store.lease", "tracking.health": "store.health",
     "tracking.mlflow_tracker": "store.mlflow_tracker", "tracking.callbacks": "store.callbacks",
