@@ -32,6 +32,9 @@ class GridConfig:
 SKOPT = {"n_init": 10, "init": "random", "xi": 0.01, "xi_units": "raw", "beta": 3.8416}
 
 
+DISCRETE = ("relax", "snap")  # how GP-BO treats integer and categorical parameters (gp_bo.GPBO.ask)
+
+
 @dataclass(frozen=True)
 class GPBOConfig:
     """Shared settings of the GP-BO family: preset, initial design, acquisition optimiser."""
@@ -40,6 +43,7 @@ class GPBOConfig:
     preset: str = "default"          # default (ours) | skopt (scikit-optimize's gp_minimize defaults: SKOPT)
     n_init: int | None = None        # null: max(2, min(d + 1, rounds // 2)) initial points
     init: str = "sobol"              # initial design: sobol (scrambled) | random (uniform)
+    discrete: str = "relax"          # integers/categoricals: relax (continuous, as proposed) | snap (cell centres)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
@@ -52,6 +56,8 @@ class GPBOConfig:
                     object.__setattr__(self, key, value)
         if self.init not in ("sobol", "random"):
             raise ValueError(f"algo.init='{self.init}' is unknown; allowed: sobol, random")
+        if self.discrete not in DISCRETE:
+            raise ValueError(f"algo.discrete='{self.discrete}' is unknown; allowed: {', '.join(DISCRETE)}")
         check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
 
 

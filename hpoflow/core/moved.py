@@ -39,8 +39,12 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         new = _new_name(fullname)
         if new is None:
             return None
-        is_package = importlib.util.find_spec(new).submodule_search_locations is not None  # type: ignore[union-attr]
-        return importlib.util.spec_from_loader(fullname, self, is_package=is_package)
+        found = importlib.util.find_spec(new)
+        if found is None:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, origin=found.origin,  # sys.argv[0] under -m
+                                               is_package=found.submodule_search_locations is not None)
+        return spec
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = _new_name(spec.name)

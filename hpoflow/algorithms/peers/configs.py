@@ -50,6 +50,23 @@ class NevergradConfig:
     optimizer: str = "NGOpt"  # any name of nevergrad.optimizers.registry (NGOpt picks one from budget and space)
 
 
+SMAC_FACADES = ("hpo", "blackbox")
+
+
+@dataclass(frozen=True)
+class SMACConfig:
+    """A SMAC3 facade (random forest + log EI by default) told ``n_trials=budget.rounds``."""
+
+    name: str = "smac_hpo"
+    facade: str = "hpo"        # hpo: HyperparameterOptimizationFacade (RF); blackbox: BlackBoxFacade (GP)
+    n_init: int | None = None  # null: the facade's Sobol design (hpo: min(10 x d, rounds / 4) configurations)
+
+    def __post_init__(self) -> None:
+        if self.facade not in SMAC_FACADES:
+            raise ValueError(f"algo.facade='{self.facade}' is not a SMAC facade; allowed: {', '.join(SMAC_FACADES)}")
+        check_auto_int("algo.n_init", self.n_init, "the facade's own initial design")
+
+
 # the field's standard optimizers (optional extra `peers`: listed without it, selecting one names the install)
 _PEERS = "hpoflow.algorithms.peers"
 _OPTUNA = {"requires": ("optuna",), "extra": "peers"}
@@ -69,4 +86,7 @@ BUILTINS = [
     algorithm("nevergrad_ngopt", f"{_PEERS}.nevergrad_ngopt:NevergradOptimizer", NevergradConfig,
               "Nevergrad NGOpt (algo.optimizer: any Nevergrad optimizer) told budget.rounds (extra: peers)",
               requires=("nevergrad",), extra="peers"),
+    algorithm("smac_hpo", f"{_PEERS}.smac_hpo:SMACOptimizer", SMACConfig,
+              "SMAC3's HPO facade (random forest + log EI; algo.facade=blackbox: GP) via ask/tell (extra: peers)",
+              requires=("smac", "ConfigSpace"), extra="peers"),
 ]
