@@ -47,6 +47,7 @@ class TVGPUCB(AskTellAlgorithm):
     """UCB on a time-varying GP (surrogate=tv_gp) with query rule ``algo.query``."""
 
     name = "tv_gp_ucb"
+    pending_refusal = "the time-varying GP and the query rule decide round by round"
 
     def __init__(self, config: TVUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)

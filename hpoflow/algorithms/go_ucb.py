@@ -130,6 +130,7 @@ class GOUCB(AskTellAlgorithm):
     """
 
     name = "go_ucb"
+    pending_refusal = "GO-UCB's Phase II chooses one query a round from the oracle fitted to every earlier one"
 
     def __new__(cls, config: GOUCBConfig | None = None, ctx: BuildContext | None = None) -> Self:
         """``GOUCB(config, ctx)`` is an instance of the variant's class (as ``pathlib.Path()`` is a ``PosixPath``)."""

@@ -9,6 +9,7 @@ import json
 import math
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -16,6 +17,7 @@ from torch import Tensor
 from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
+from hpoflow.algorithms.pending import believer, extra_design_point
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float
 from hpoflow.surrogates.base import StandardizedSurrogate
@@ -28,6 +30,7 @@ class GPBO(AskTellAlgorithm):
     """Sequential GP-based BO with a pluggable acquisition over the standardised reward."""
 
     name = "gp_bo"
+    pending_rule: ClassVar[str | None] = "kriging_believer"  # BBO's subclasses have none
 
     def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -90,6 +93,10 @@ class GPBO(AskTellAlgorithm):
             elif self.snap:
                 x = self.task.space.snap(x.reshape(1, -1))[0]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        return self._propose(round)
+
+    def _propose(self, round: int) -> Suggestion:
+        """The acquisition's maximiser on the current model (at least two observations)."""
         start = time.perf_counter()
         fn, info = self.acquisition(round)
         best = self.X[int(torch.tensor(self.y).argmax())]
@@ -99,6 +106,31 @@ class GPBO(AskTellAlgorithm):
             x, value = self._snapped(fn, x)
         info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
         return Suggestion(self.task.space.decode(x), x, info=info)
+
+    def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
+        """Kriging believer: maximise the acquisition of a model that believes its mean at the pending points.
+
+        A pending trial takes the next design point while the design lasts; once it is all asked, the model
+        guides as soon as two points are observed (the rest of the design is pending, hence believed), and
+        before that a uniform point stands in.
+        """
+        if self._asked < self.n_init:  # the design's next point (fewer than n_init are observed)
+            return self.ask(round)
+        self._asked += 1
+        if len(self.y) < 2:
+            x = extra_design_point(self.dim, self.generator, self.dtype)
+            if self.candidates is not None:
+                x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
+            elif self.snap:
+                x = self.task.space.snap(x.reshape(1, -1))[0]
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        real, seen = self.model, self.seen
+        self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
+        self.seen = seen | {_key(s.config) for s in pending}  # discrete=snap: never a pending configuration
+        try:
+            return self._propose(round)
+        finally:
+            self.model, self.seen = real, seen
 
     def _snapped(self, fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, float]:
         """The best configuration not evaluated before, by the acquisition at cell centres, among the search's

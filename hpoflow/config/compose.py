@@ -2,6 +2,7 @@
 ``python -m hpoflow <overrides>`` would, so the library's defaults and one-line errors are the CLI's."""
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import re
@@ -72,6 +73,17 @@ def compose(overrides: list[str]) -> dict[str, Any]:
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
 
 
+_COMPOSED: dict[tuple[str, ...], dict[str, Any]] = {}
+
+
+def composed(overrides: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`compose`, remembered per override list for this process (a fresh copy each call). The config folder
+    is the package's own, so the same overrides always compose the same config."""
+    if overrides not in _COMPOSED:
+        _COMPOSED[overrides] = compose(list(overrides))
+    return copy.deepcopy(_COMPOSED[overrides])
+
+
 def override_value(value: Any) -> str:
     """A Python value in Hydra's override grammar (strings quoted, so ``'1e-3'`` stays a string)."""
     if isinstance(value, enum.Enum):
@@ -104,16 +116,17 @@ def overrides_for(prefix: str, settings: dict[str, Any]) -> list[str]:
 
 
 def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: int = 30,
-                     tracking: str | dict[str, Any] | None = None, surrogate: str | dict[str, Any] | None = None,
+                     tracking: str | dict[str, Any] | bool | None = None, surrogate: str | dict[str, Any] | None = None,
                      hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
-                     algo_settings: dict[str, Any] | None = None) -> Settings:
+                     algo_settings: dict[str, Any] | None = None, workers: int = 1,
+                     executor: str = "thread") -> Settings:
     """Validated Settings for a library run: the CLI's composed config with ``task`` set to the caller's own.
 
     Args:
         algo: a registered algorithm (``conf/algo/<algo>.yaml``); its YAML may pick the surrogate.
         task: what the run records as its task config (the caller's task object is used as it is).
-        tracking: None: nothing is logged; a store URI (``sqlite:///runs.db``); or tracking settings
-            (``{"uri": ..., "experiment": ..., "run_name": ...}``).
+        tracking: None or False: nothing is logged; True: the default store (``outputs/mlflow.db``); a store
+            URI (``sqlite:///runs.db``); or tracking settings (``{"uri": ..., "experiment": ..., "run_name": ...}``).
         surrogate: a surrogate name, or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
         algo_settings: the algorithm's settings (nested settings as dicts).
 
@@ -130,14 +143,26 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
         if chosen.get("name"):
             overrides.append(f"surrogate={chosen.pop('name')}")
         overrides += overrides_for("surrogate", chosen)
-    if tracking is None:
+    if tracking is None or tracking is False:
         overrides.append("tracking=off")
+    elif tracking is True:
+        overrides.append("tracking=mlflow")
+    elif not isinstance(tracking, (str, dict)):
+        raise ConfigError(f"tracking={tracking!r} is not a tracking setting; allowed: None or False (off), True (the "
+                          "default store), a store URI such as 'sqlite:///runs.db', or a dict of tracking settings")
     else:
         chosen = {"uri": tracking} if isinstance(tracking, str) else dict(tracking)
         overrides += ["tracking=mlflow", *overrides_for("tracking", chosen)]
-    overrides += [f"seed={override_value(seed)}", f"budget.rounds={override_value(rounds)}",
-                  f"hardware={hardware}", f"on_error={override_value(on_error)}", "progress=false",
-                  f"checkpoint_every={override_value(checkpoint_every)}"]
-    raw = compose(overrides)
+    overrides += [f"hardware={hardware}", f"on_error={override_value(on_error)}", "progress=false"]
+    counts = {"seed": seed, "budget.rounds": rounds, "budget.workers": workers, "checkpoint_every": checkpoint_every}
+    if all(type(v) is int for v in counts.values()) and isinstance(executor, str):
+        # plain values: set after composing (validate() checks them), so the composition is shared by every call
+        # that differs only in them (seeds, budgets): Hydra's ~0.4 CPU s a call is paid once per shape
+        raw = composed(tuple(overrides))
+        raw["seed"], raw["checkpoint_every"] = seed, checkpoint_every
+        raw["budget"] = {**raw.get("budget", {}), "rounds": rounds, "workers": workers, "executor": executor}
+    else:  # let Hydra's type checks report the bad value (the CLI's message)
+        raw = compose(overrides + [f"{k}={override_value(v)}" for k, v in counts.items()]
+                      + [f"budget.executor={override_value(executor)}"])
     raw["task"] = task
     return validate(raw, own_task=True)

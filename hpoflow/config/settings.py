@@ -10,6 +10,8 @@ from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
 
+EXECUTORS = ("thread", "process")
+
 
 class ConfigError(ValueError):
     """The composed config is invalid; the message names the key and what is allowed."""
@@ -97,6 +99,10 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
         raise ConfigError(f"budget.rounds={budget.rounds} must be a positive integer")
     if budget.cost is not None and budget.cost <= 0:
         raise ConfigError(f"budget.cost={budget.cost} must be > 0 or null")
+    if budget.workers < 1:
+        raise ConfigError(f"budget.workers={budget.workers} must be a positive integer (trials evaluated at once)")
+    if budget.executor not in EXECUTORS:
+        raise ConfigError(f"budget.executor={budget.executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
     if tracking.flush_every < 1:
         raise ConfigError(f"tracking.flush_every={tracking.flush_every} must be >= 1")
     if not tracking.heartbeat_s > 0:

@@ -2,7 +2,7 @@
 
 ``RunProgress`` is the loop's ``on_round(record, metrics)`` callback. The bar (round, best value, cumulative
 regret, query cost, ETA) is drawn on stderr only when it is a terminal and ``progress=true``; otherwise it is
-silent. Independently, every ``log_every`` rounds it writes a line to the ``hpoflow.runner.progress`` logger, which
+silent. Independently, every ``log_every`` rounds it writes a line to the ``hpoflow.progress`` logger, which
 is routed to the log *files* of the root logger (Hydra's ``<run dir>/<job>.log``) and never to the console.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hpoflow.core.records import Record
 if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
     from typing_extensions import Self
 
-LOGGER_NAME = "hpoflow.runner.progress"
+LOGGER_NAME = "hpoflow.progress"  # a stable name users configure; not the module path
 
 
 def _fmt(x: Any) -> str:

@@ -40,8 +40,17 @@ class ConfigHashCollision(ValueError):
 
 
 def canonical(raw: dict[str, Any]) -> dict[str, Any]:
-    """The part of a resolved config that decides a run's result (what the hash covers)."""
-    return {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    """The part of a resolved config that decides a run's result (what the hash covers).
+
+    ``budget.executor`` never does; ``budget.workers`` only when above 1 (runs made before it existed keep
+    their hashes)."""
+    out = {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    if isinstance(out.get("budget"), dict):
+        budget = {k: v for k, v in out["budget"].items() if k != "executor"}
+        if budget.get("workers", 1) == 1:
+            budget.pop("workers", None)
+        out["budget"] = budget
+    return out
 
 
 def config_hash(raw: dict[str, Any]) -> str:
@@ -106,7 +115,8 @@ def check_same_config(run: Any, raw: dict[str, Any]) -> None:
     from hpoflow.store.params import to_mlflow_params
 
     mine = to_mlflow_params(canonical(raw))
-    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED}
+    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED
+              and k != "budget.executor" and (k, v) != ("budget.workers", "1")}  # as canonical() drops them
     for key in sorted(set(mine) | set(theirs)):
         if mine.get(key) != theirs.get(key):
             raise ConfigHashCollision(
@@ -221,7 +231,7 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
     finished = acc.total - acc.failed - acc.running
     for key, value in (("finished", finished), ("failed", acc.failed), ("unfinished", acc.running),
                        ("total", acc.total)):
-        retry(partial(client.set_tag, parent_run_id, f"hpoflow.store.runs.{key}", str(value)))
+        retry(partial(client.set_tag, parent_run_id, f"hpoflow.runs.{key}", str(value)))
     status = "KILLED" if interrupted else ("FINISHED" if acc.failed == 0 and acc.running == 0 else "FAILED")
     retry(lambda: client.set_terminated(parent_run_id, status=status))
     print(acc.line(name), file=sys.stdout, flush=True)
