@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.api import Result, open_library_run, result_of
@@ -21,6 +21,9 @@ from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStat
 from hpoflow.core.space import SearchSpace, parse_space
 from hpoflow.runner.loop import outcome_of
 from hpoflow.tasks.function import FunctionTask
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
+    from typing_extensions import Self
 
 
 class StudyClosed(RuntimeError):
@@ -149,7 +152,8 @@ class Study:
             TypeError: ``value`` is neither a number nor an Evaluation (the trial stays pending).
             ObjectiveError: a failure under ``on_error="fail"`` (the study is then FAILED).
         """
-        if self._trials.get(getattr(trial, "number", None)) is not trial:
+        number = getattr(trial, "number", None)
+        if not isinstance(number, int) or self._trials.get(number) is not trial:
             pending = ", ".join(str(n) for n in self._trials) or "none"
             raise ValueError(f"tell() takes a pending trial (pending: {pending}); got trial "
                              f"{getattr(trial, 'number', trial)}")

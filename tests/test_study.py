@@ -118,6 +118,7 @@ def _study(tmp_path, uri: str, kill_after: int = 0, reference: str = "") -> subp
                           check=False)
 
 
+@pytest.mark.cli
 def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path, ready_store):
     from mlflow import MlflowClient
 

@@ -9,6 +9,7 @@ import json
 import math
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -31,7 +32,7 @@ class GPBO(AskTellAlgorithm):
     name = "gp_bo"
     surrogate_protocol = StandardizedSurrogate  # its acquisitions work in standardised units
     surrogate_extras = (LengthscaleSurrogate,)  # preconditions the acquisition search where the model has them
-    pending_rule = "kriging_believer"
+    pending_rule: ClassVar[str | None] = "kriging_believer"  # BBO's subclasses have none
 
     def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)

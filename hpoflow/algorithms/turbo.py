@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -89,6 +90,8 @@ class TuRBO(AskTellAlgorithm):
         self.n_candidates = n_candidates(self.dim)
         self.generator = ctx.generator(41)
         self.restarts = 0
+        self._avoid: list[dict[str, Any]] = []  # during a batch ask: the pending configurations
+        self._pending_x: Tensor | None = None  # and their points, which the GP believes at its mean
         self._start()
 
     def _start(self) -> None:

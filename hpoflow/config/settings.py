@@ -2,7 +2,7 @@
 by registry name (the CLI's job, :func:`hpoflow.cli.main.run_from_settings`, hands them to the runner)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from hpoflow.config import registry
@@ -52,7 +52,7 @@ def _to_dataclass(cls: type, values: dict[str, Any], group: str) -> Any:
         if f.name not in values:
             continue
         v = values[f.name]
-        sub = f.default_factory() if callable(getattr(f, "default_factory", None)) else None  # type: ignore[misc]
+        sub = f.default_factory() if f.default_factory is not MISSING else None
         if isinstance(v, dict) and is_dataclass(sub):
             v = _to_dataclass(type(sub), v, f"{group}.{f.name}")
         kwargs[f.name] = v

@@ -179,9 +179,12 @@ class SearchSpace:
 
     def finite_size(self) -> int | None:
         """Number of distinct configurations if every parameter is discrete, else None."""
-        if any(isinstance(p, Float) for p in self.parameters):
-            return None
-        return math.prod(p.cardinality for p in self.parameters)  # type: ignore[union-attr]
+        count = 1
+        for p in self.parameters:
+            if isinstance(p, Float):
+                return None
+            count *= p.cardinality
+        return count
 
     def grid(self, points_per_dim: int, dtype: torch.dtype = torch.float64) -> Tensor:
         """Full factorial grid of cell centres, shape ``m x d`` (discrete parameters use their values)."""

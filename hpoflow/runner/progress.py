@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.core.records import Record
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
+    from typing_extensions import Self
 
 LOGGER_NAME = "hpoflow.progress"  # a stable name users configure; not the module path
 
@@ -29,7 +32,7 @@ def file_only_logger() -> logging.Logger:
     belong in the file, while the console shows the bar (or nothing when it is not a terminal).
     """
     logger = logging.getLogger(LOGGER_NAME)
-    files = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    files: list[logging.Handler] = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
     logger.handlers = files
     logger.propagate = not files
     if files:

@@ -39,7 +39,8 @@ def save(checkpoint: Checkpointer, state: LoopState, book: RegretBook, algorithm
     state.book = {k: getattr(book, k) for k in BOOK_STATE}
     state.wall_time = wall_time
     state.algorithm = algorithm.state_dict() if _overrides(algorithm, "state_dict", Algorithm) else None
-    state.task_rng = task.state_dict() if callable(getattr(task, "state_dict", None)) else rng_states(task)
+    task_state = getattr(task, "state_dict", None)  # optional on a Task: its RNGs are saved otherwise
+    state.task_rng = task_state() if callable(task_state) else rng_states(task)
     state.global_rng = global_rng_state()
     checkpoint.save(state, status)
 
@@ -99,8 +100,9 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
             warnings.warn(f"resume: re-running the steps of '{name}' gave a different configuration at round "
                           f"{diverged}; implement state_dict/load_state_dict for an exact resume", ResumeWarning,
                           stacklevel=3)
-    if callable(getattr(task, "load_state_dict", None)):
-        task.load_state_dict(state.task_rng)
+    load_task_state = getattr(task, "load_state_dict", None)
+    if callable(load_task_state):
+        load_task_state(state.task_rng)
     else:
         load_rng_states(task, state.task_rng)
     if state.global_rng:

@@ -20,6 +20,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,7 @@ def open_parent(client: Any, experiment_id: str, key: str, name: str, tags: dict
     retry(lambda: client.set_tag(run_id, "sweep_id", run_id))  # the jobs' sweep_id: stable across re-runs
     items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
     for chunk in (items[i:i + 100] for i in range(0, len(items), 100)):
-        retry(lambda chunk=chunk: client.log_batch(run_id, params=chunk))
+        retry(partial(client.log_batch, run_id, params=chunk))
     if config_text:
         retry(lambda: client.log_text(run_id, config_text, "study.yaml"))
     return run_id, True
@@ -230,7 +231,7 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
     finished = acc.total - acc.failed - acc.running
     for key, value in (("finished", finished), ("failed", acc.failed), ("unfinished", acc.running),
                        ("total", acc.total)):
-        retry(lambda key=key, value=value: client.set_tag(parent_run_id, f"hpoflow.runs.{key}", str(value)))
+        retry(partial(client.set_tag, parent_run_id, f"hpoflow.runs.{key}", str(value)))
     status = "KILLED" if interrupted else ("FINISHED" if acc.failed == 0 and acc.running == 0 else "FAILED")
     retry(lambda: client.set_terminated(parent_run_id, status=status))
     print(acc.line(name), file=sys.stdout, flush=True)

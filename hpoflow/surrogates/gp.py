@@ -171,7 +171,7 @@ class ExactGP:
         c = self.config
         if c.fit != "mll" or c.refit_every == NEVER:
             return False
-        if c.refit_every is not None:
+        if isinstance(c.refit_every, int):  # else null: the auto schedule (validation allows nothing more)
             return self._updates_since_fit >= c.refit_every
         if self.n + x.shape[0] >= (1 + c.refit_growth) * self._n_at_fit:
             return True
@@ -207,7 +207,10 @@ class ExactGP:
             hi = float(c.upper_bound.max()) if c is not None and not c.enforced and torch.isfinite(
                 c.upper_bound).all() else None
             log_scale = lo is not None and lo > 0  # lengthscales and noise: search log values (better conditioned)
-            bound = (math.log(lo), math.log(hi) if hi is not None else None) if log_scale else (lo, hi)
+            if lo is not None and log_scale:
+                bound: tuple[float | None, float | None] = (math.log(lo), math.log(hi) if hi is not None else None)
+            else:
+                bound = (lo, hi)
             bounds += [bound] * p.numel()
             positive += [log_scale] * p.numel()
         mask = np.array(positive, dtype=bool)

@@ -191,7 +191,7 @@ class ParametricModel:
 
     def network_loss(self) -> NetworkLoss:
         """The oracle's per-row loss and gradient in numpy for this architecture and the current config."""
-        layers = [tuple(shape) for shape in self.shapes if len(shape) == 2]  # Linear weights: (out, in)
+        layers = [(shape[0], shape[1]) for shape in self.shapes if len(shape) == 2]  # Linear weights: (out, in)
         return NetworkLoss(layers, self.config.activation, self.config.weight_decay)
 
     def _fit_batched(self, X: Tensor, y: Tensor, W: Tensor, iterations: int, stall: float = 0.0) -> Tensor:
