@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 ARGS ?=
+# pytest-xdist workers of `make test` (auto: one per CPU core; WORKERS=0: all in one process)
+WORKERS ?= auto
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,11 +14,14 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,peers]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too
 	touch $@
 
-.PHONY: setup run test
+.PHONY: setup run test test-fast
 setup: $(BIN)/.installed
 
 run: $(BIN)/.installed  ## the main job on the embedded MLflow store (override with ARGS="algo=... task=...")
 	$(BIN)/python -m hpoflow $(ARGS)
 
-test: $(BIN)/.installed  ## the whole test suite
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+test: $(BIN)/.installed  ## the whole test suite, what CI runs (all but -m slow), one test file per xdist worker
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
+
+test-fast: $(BIN)/.installed  ## the inner loop: no slow, cli or browser tests, in this process
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow and not cli and not browser"

@@ -51,9 +51,10 @@ def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict
 
 
 def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
-             tracking: str | dict[str, Any] | None = None, *, surrogate: str | dict[str, Any] | None = None,
-             checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
-             on_error: str = "fail", hardware: str = "auto", progress: bool = False, **settings: Any) -> Result:
+             tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1, executor: str = "thread",
+             surrogate: str | dict[str, Any] | None = None, checkpoint: str | Path | None = None,
+             name: str | None = None, optimum: float | None = None, on_error: str = "fail", hardware: str = "auto",
+             progress: bool = False, **settings: Any) -> Result:
     """Minimise ``fn(config) -> float | Evaluation`` over ``space`` with a registered algorithm.
 
     Args:
@@ -65,8 +66,13 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
         algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults.
         rounds: the evaluation budget.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs (as a CLI run does).
-        tracking: None (nothing logged), an MLflow store URI (``"sqlite:///runs.db"``), or tracking settings
+        tracking: None or False (the default: nothing logged), True (the CLI's store, ``outputs/mlflow.db``), an
+            MLflow store URI (``"sqlite:///runs.db"``; artifacts go beside the database), or tracking settings
             (``{"uri": ..., "experiment": ..., "run_name": ...}``); the run is recorded as a CLI run is.
+        workers: trials evaluated at once (asynchronous: a new one starts as soon as one ends); the algorithm
+            must support pending trials (GP-based ones, ``turbo``, ``random``, ``grid``, Optuna's samplers).
+        executor: ``thread`` (objectives that release the GIL: PyTorch, NumPy, subprocesses, I/O) or
+            ``process`` (``fn`` must be a module-level function; a script needs ``if __name__ == "__main__":``).
         surrogate: a surrogate name or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
         checkpoint: a file for the loop state after every round; calling again with the same arguments resumes
             from it (a finished run is returned as it is).
@@ -84,28 +90,31 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
         ObjectiveError: ``fn`` failed under ``on_error="fail"`` (a tracked run is FAILED, every round logged).
     """
     return _optimize(fn, space, Direction.MINIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
-                     optimum, on_error, hardware, progress, settings)
+                     optimum, on_error, hardware, progress, settings, workers, executor)
 
 
 def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
-             tracking: str | dict[str, Any] | None = None, *, surrogate: str | dict[str, Any] | None = None,
-             checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
-             on_error: str = "fail", hardware: str = "auto", progress: bool = False, **settings: Any) -> Result:
+             tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1, executor: str = "thread",
+             surrogate: str | dict[str, Any] | None = None, checkpoint: str | Path | None = None,
+             name: str | None = None, optimum: float | None = None, on_error: str = "fail", hardware: str = "auto",
+             progress: bool = False, **settings: Any) -> Result:
     """Maximise ``fn(config)``; otherwise exactly :func:`minimize` (``best_value`` is the largest value seen)."""
     return _optimize(fn, space, Direction.MAXIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
-                     optimum, on_error, hardware, progress, settings)
+                     optimum, on_error, hardware, progress, settings, workers, executor)
 
 
 def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Direction, algo: str, rounds: int,
               seed: int, tracking: Any, surrogate: Any, checkpoint: str | Path | None, name: str | None,
-              optimum: float | None, on_error: str, hardware: str, progress: bool, settings: dict[str, Any]) -> Result:
+              optimum: float | None, on_error: str, hardware: str, progress: bool, settings: dict[str, Any],
+              workers: int = 1, executor: str = "thread") -> Result:
     from hpoflow.runner.build import execute
 
     if not callable(fn):
         raise ConfigError(f"fn={fn!r} must be callable as fn(config) -> float")
     task = FunctionTask(parse_space(space), fn, direction, name, optimum)
     s = library_settings(algo, task.description(), seed=seed, rounds=rounds, tracking=tracking, surrogate=surrogate,
-                         hardware=hardware, on_error=on_error, algo_settings=settings)
+                         hardware=hardware, on_error=on_error, algo_settings=settings, workers=workers,
+                         executor=executor)
     run, finished = open_library_run(s, task, checkpoint)
     if finished is not None:
         return finished
@@ -154,6 +163,12 @@ def _load_matching(path: str, s: Settings) -> LoopState:
     recorded, now = dict(state.meta.get("config") or {}), redact_tree(s.raw)
     for config in (recorded, now):  # the store may move (tracking.uri), the run stays the same
         config["tracking"] = {k: v for k, v in (config.get("tracking") or {}).items() if k != "uri"}
+        budget = config.get("budget") or {}  # before budget.workers existed: one worker
+        config["budget"] = {k: v for k, v in budget.items() if k != "executor" and (k, v) != ("workers", 1)}
+    for config in (recorded, now):  # spaces recorded before the dict form ("log" lists) compare by meaning
+        task = config.get("task")
+        if isinstance(task, dict) and isinstance(task.get("space"), dict):
+            config["task"] = {**task, "space": _space_form(task["space"])}
     key = first_difference(recorded, now)
     if key is not None:
         raise ConfigError(f"checkpoint={path!r} was written by a run with other settings ({key}); give the same "
@@ -164,6 +179,17 @@ def _load_matching(path: str, s: Settings) -> LoopState:
         except CheckpointError as exc:
             raise ConfigError(f"checkpoint={path!r}: {exc}") from None
     return state
+
+
+def _space_form(spec: dict[str, Any]) -> Any:
+    from hpoflow.core.space import SPEC_KINDS, SpaceError, describe_space
+
+    old = {k: tuple(v) if isinstance(v, list) and v and v[0] in SPEC_KINDS and len(v) == 3 else v
+           for k, v in spec.items()}
+    try:
+        return describe_space(parse_space(old))
+    except SpaceError:
+        return spec
 
 
 def first_difference(a: Any, b: Any, prefix: str = "") -> str | None:

@@ -1,7 +1,8 @@
 """Ask/tell for a training loop the caller owns: ``trial = study.ask()``, train, ``study.tell(trial, value)``.
 
 A :class:`Study` is one run of the common loop (:class:`hpoflow.runner.loop.Loop`) advanced from outside: the same
-regret book, MLflow records (run lease, statuses), checkpoints and resume as a CLI run.
+regret book, MLflow records (run lease, statuses), checkpoints and resume as a CLI run. Several trials may be
+pending at once (8 GPUs, a cluster): ``ask()`` again before telling, tell in any order.
 """
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.api import Result, open_library_run, result_of
 from hpoflow.config.compose import library_settings
 from hpoflow.config.settings import ConfigError
-from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion
+from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion, as_evaluation
 from hpoflow.core.space import SearchSpace, parse_space
 from hpoflow.runner.loop import outcome_of
-from hpoflow.tasks.function import FunctionTask, as_evaluation
+from hpoflow.tasks.function import FunctionTask
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
+    from typing_extensions import Self
 
 
 class StudyClosed(RuntimeError):
@@ -28,9 +32,9 @@ class StudyClosed(RuntimeError):
 
 @dataclass(frozen=True)
 class Trial:
-    """One round's suggestion: evaluate ``config`` (unless ``observe`` is False), then ``Study.tell`` it."""
+    """One suggestion: evaluate ``config`` (unless ``observe`` is False), then ``Study.tell`` it."""
 
-    number: int                # the round, 1-based
+    number: int                # the trial's ask order, 1-based (its round when trials are told in ask order)
     config: dict[str, Any]
     observe: bool = True       # False: a costly-feedback rule chose not to pay for this round; tell it no value
     suggestion: Suggestion | None = field(default=None, repr=False, compare=False)
@@ -39,12 +43,19 @@ class Trial:
 class Study:
     """Ask/tell over any registered ask/tell algorithm, tracked and resumable like a CLI run.
 
-    Example::
+    Example (the study *minimises* what it is told unless ``direction="maximize"``: say so for accuracies)::
 
-        with Study({"lr": ("log", 1e-4, 1e-1)}, algo="gp_ei", rounds=20, tracking="sqlite:///runs.db") as s:
+        with Study({"lr": ("log", 1e-4, 1e-1)}, algo="gp_ei", rounds=20, direction="maximize",
+                   tracking="sqlite:///runs.db") as s:
             while not s.done:
                 trial = s.ask()
-                s.tell(trial, train(trial.config))   # or s.tell(trial, failed="diverged")
+                s.tell(trial, accuracy(trial.config))   # or s.tell(trial, failed="diverged")
+
+    Pending trials: ``ask()`` may be called again before the earlier trials are told (each new configuration
+    accounts for the pending ones, by the algorithm's ``pending_rule``); ``tell`` them in any order. A round is
+    recorded per told trial, in the order they are told. Trials still pending when the study finishes are
+    recorded as failed ("abandoned"). Algorithms without a rule for pending points (GO-UCB, the bandits)
+    refuse a second ``ask()`` in one line.
 
     Args:
         space: a :class:`SearchSpace` or a dict spec (see :func:`hpoflow.minimize`).
@@ -54,7 +65,7 @@ class Study:
         tracking: None, an MLflow store URI, or tracking settings (see :func:`hpoflow.minimize`).
         checkpoint: a file for the study's state after every tell. A new Study with the same arguments and an
             existing checkpoint continues it (its MLflow run too); a trial asked but not told is asked again.
-        direction: ``minimize`` or ``maximize``.
+        direction: ``minimize`` (the default) or ``maximize`` (accuracies, rewards): which way ``best_value`` goes.
         name: the task's name (tags, default MLflow experiment).
         on_error: ``skip`` (default): a failed trial is recorded and the study goes on; ``fail``: it ends the
             study as FAILED (``tell`` raises ObjectiveError).
@@ -81,7 +92,7 @@ class Study:
         s = library_settings(algo, task.description(), seed=seed, rounds=rounds, tracking=tracking,
                              surrogate=surrogate, hardware=hardware, on_error=on_error, algo_settings=settings)
         self._run, self._finished = open_library_run(s, task, checkpoint)
-        self._trial: Trial | None = None
+        self._trials: dict[int, Trial] = {}  # pending: number -> Trial
         if self._run is not None:
             if not isinstance(self._run.loop.algorithm, AskTellAlgorithm):
                 self._run.loop.abort(RunStatus.FAILED, f"algo={algo} has no ask/tell")
@@ -95,24 +106,40 @@ class Study:
         """The study has ended: its budget is spent, or it was finished or failed."""
         return self._run is None or self._run.loop.done
 
+    @property
+    def can_ask(self) -> bool:
+        """Another trial fits the budget: the rounds told plus the trials pending are fewer than ``rounds``."""
+        return self._run is not None and self._run.loop.can_ask
+
+    @property
+    def pending(self) -> list[Trial]:
+        """Trials asked and not told yet, in ask order."""
+        return list(self._trials.values())
+
     def ask(self) -> Trial:
-        """The next trial to evaluate.
+        """The next trial to evaluate (trials asked earlier may still be pending).
 
         Raises:
             StudyClosed: the study has ended.
-            RuntimeError: the last trial was not told yet.
+            RuntimeError: every round of the budget is already asked (tell the pending trials).
+            PendingNotSupported: trials are pending and the algorithm cannot account for them (one line).
         """
         if self.done:
             raise StudyClosed(f"the study has ended ({self._status().value}); nothing more to ask")
-        if self._trial is not None:
-            raise RuntimeError(f"trial {self._trial.number} was asked but not told: tell it first "
-                               "(tell(trial, failed='...') if it could not be evaluated)")
-        s = self._run.loop.ask()
-        self._trial = Trial(self._run.loop.round, dict(s.config), s.observe, s)
-        return self._trial
+        loop = self._run.loop
+        if not loop.can_ask:
+            numbers = ", ".join(str(t.number) for t in self._trials.values())
+            raise RuntimeError(f"every round of the budget is asked: tell the pending trials ({numbers}) first "
+                               "(tell(trial, failed='...') if one could not be evaluated)")
+        s = loop.ask()
+        trial = Trial(loop.trial_number(s), dict(s.config), s.observe, s)
+        self._trials[trial.number] = trial
+        return trial
 
     def tell(self, trial: Trial, value: float | Evaluation | None = None, *, failed: str | None = None) -> Record:
-        """Report the outcome of ``trial``: its value (a float or an Evaluation), or ``failed="why"``.
+        """Report the outcome of a pending ``trial`` (any order): its value, or ``failed="why"``.
+
+        A value is a float, an int, a NumPy scalar, a 0-d or 1-element array or tensor, or an Evaluation.
 
         An unobserved trial (``trial.observe`` False) is told without a value. A NaN/inf value is a failure.
         The study finishes (FINISHED) when this was the last round of the budget.
@@ -121,14 +148,15 @@ class Study:
             The round's :class:`~hpoflow.core.records.Record`.
 
         Raises:
-            ValueError: ``trial`` is not the pending one, or neither a value nor ``failed`` was given.
+            ValueError: ``trial`` is not pending, or neither a value nor ``failed`` was given.
             TypeError: ``value`` is neither a number nor an Evaluation (the trial stays pending).
             ObjectiveError: a failure under ``on_error="fail"`` (the study is then FAILED).
         """
-        if self._trial is None or trial is not self._trial:
-            raise ValueError(
-                f"tell() takes the pending trial (asked last); got trial {getattr(trial, 'number', trial)}"
-            )
+        number = getattr(trial, "number", None)
+        if not isinstance(number, int) or self._trials.get(number) is not trial:
+            pending = ", ".join(str(n) for n in self._trials) or "none"
+            raise ValueError(f"tell() takes a pending trial (pending: {pending}); got trial "
+                             f"{getattr(trial, 'number', trial)}")
         s = trial.suggestion
         assert s is not None
         if failed is not None:
@@ -139,7 +167,7 @@ class Study:
             raise ValueError(f"tell(trial {trial.number}, value) needs a value, or failed='...'")
         else:
             outcome = outcome_of(as_evaluation(value), trial.config, True)
-        self._trial = None
+        del self._trials[trial.number]
         record = self._run.loop.tell(s, outcome)
         if self._run.loop.done:
             self.finish()
@@ -173,11 +201,19 @@ class Study:
         return result_of(out.summary, out.records, out.metrics, self._status(), self._run.run_id, self._run.uri)
 
     def finish(self) -> Result:
-        """End the study now as FINISHED (the MLflow run writes its summary); a study already ended stays so."""
+        """End the study now as FINISHED (the MLflow run writes its summary); a study already ended stays so.
+
+        Trials still pending are recorded first, as failed rounds (``abandoned: ...``), in ask order.
+        """
         if self._run is not None and self._run.loop.status is None:
+            if self._trials:
+                self._trials.clear()
+                self._run.loop.abandon_pending("never told before the study finished")
             self._run.loop.finish()
             atexit.unregister(self._exit_open)
         return self.result()
+
+    close = finish
 
     def _status(self) -> RunStatus:
         return RunStatus.FINISHED if self._run is None else (self._run.loop.status or RunStatus.FINISHED)

@@ -17,7 +17,7 @@ includes SQLite's work) and wall time:
   (normalisation, ranks over rounds and cost, CD test, per-task Wilcoxon-Holm, seed adequacy); no figures.
 
     python scripts/bench_report.py                          # 500 / 2,000 / 10,000 runs; table to stdout
-    python scripts/bench_report.py --out scripts/results/bench_report.txt --old-max 2000
+    python scripts/bench_report.py --out results/bench_report.txt --old-max 2000
 
 Wall time on a shared machine is inflated by other processes; the CPU clock and same-run ratios are the numbers
 to compare.

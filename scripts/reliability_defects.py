@@ -1,6 +1,6 @@
 """Re-run the eight defects of issue 15 with their commands and print what happens now (before: the issue).
 
-Usage: ``python scripts/reliability_defects.py [--out scripts/results/reliability_defects.txt]``
+Usage: ``python scripts/reliability_defects.py [--out results/reliability_defects.txt]``
 
 Every command runs in a scratch folder against ``sqlite:///<scratch>/m.db``. Runs that must be acted on
 mid-run (killed, signalled, their store removed) use the test fixture task ``faulty`` with a 0.3 s sleep per

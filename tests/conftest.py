@@ -22,6 +22,15 @@ def cli_env() -> dict[str, str]:
     return env
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for :func:`run_cli` starts the CLI in a subprocess: it is marked ``cli`` (so that
+    ``make test-fast`` leaves it out) without each test saying so; tests that start one otherwise mark it."""
+    for item in items:
+        if "run_cli" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cli)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> str:
     """A fresh SQLite MLflow store URI."""

@@ -126,6 +126,7 @@ def test_no_code_of_ours_uses_an_old_path() -> None:
     assert hits == []
 
 
+@pytest.mark.cli
 def test_python_dash_m_old_name_still_runs() -> None:
     for old, word in (("hpoflow.runs", "stale"), ("hpoflow.docs", "--write")):
         out = subprocess.run([sys.executable, "-m", old, "--help"], capture_output=True, text=True, cwd=ROOT,

@@ -11,6 +11,8 @@ import pytest
 from tests.conftest import REPO, mlflow_runs
 from tests.test_failures_cli import FAULTY, faulty_env
 
+pytestmark = pytest.mark.cli  # every case starts python -m hpoflow in a subprocess (make test-fast skips it)
+
 PLUGIN = ("--config-dir", str(FAULTY / "conf"))
 SECRET = "hunter2"  # must never appear in any output
 CASES = [  # (id, CLI arguments, fragment the one-line error must contain)

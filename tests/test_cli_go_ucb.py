@@ -103,4 +103,4 @@ def test_go_ucb_with_another_surrogate_is_a_one_line_error(run_cli):
     """algo=go_ucb selects surrogate=nn; an explicit surrogate=gp wins and is refused with the fix named."""
     proc = run_cli("algo=go_ucb", "surrogate=gp", "task=branin", check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "needs the network surrogate: add surrogate=nn" in proc.stderr.strip().splitlines()[-1]
+    assert "needs the network surrogate (surrogate=nn), got ExactGP" in proc.stderr.strip().splitlines()[-1]

@@ -4,7 +4,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO, cli_env, mlflow_runs
+
+pytestmark = pytest.mark.cli  # runs examples/digits_study.py in a subprocess (make test-fast skips it)
 
 
 def test_digits_study_example_trains_and_logs_every_trial(tmp_path):

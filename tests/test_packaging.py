@@ -18,6 +18,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.cli  # builds the wheel and runs the installed CLI in a subprocess (make test-fast skips it)
+
 
 def _clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HYDRA_FULL_ERROR", "VIRTUAL_ENV")}

@@ -169,21 +169,32 @@ def library_blocks() -> list[str]:
 
 
 def test_readme_library_snippets_run_and_stay_short(tmp_path, monkeypatch, capsys):
-    """minimize, Study and make_algorithm as the README shows them, each under 15 lines, run in-process."""
+    """minimize, Study, make_algorithm and the parallel study (maximize with workers, a Study with pending trials)
+    as the README shows them, each under 15 lines, run in-process in order (the parallel Study reuses the space
+    and objective of the block before it, as a reader running them in one session would)."""
     snippets = library_blocks()
-    assert [("minimize(" in b, "Study(" in b, "make_algorithm(" in b) for b in snippets] == \
-        [(True, False, False), (False, True, False), (False, False, True)]
+    assert [("minimize(" in b, "Study(" in b, "make_algorithm(" in b, "workers=" in b or "can_ask" in b)
+            for b in snippets] == [(True, False, False, False), (False, True, False, False),
+                                   (False, False, True, False), (False, False, False, True),
+                                   (False, True, False, True)]
     assert all(len(b.strip().splitlines()) < 15 for b in snippets)
     monkeypatch.chdir(tmp_path)
+    session: dict = {"__name__": "__main__"}
     for i, body in enumerate(snippets):
-        exec(compile(body, f"README library block {i}", "exec"), {"__name__": "__main__"})  # noqa: S102 - our README
+        scope = session if i >= 3 else {"__name__": "__main__"}
+        exec(compile(body, f"README library block {i}", "exec"), scope)  # noqa: S102 - our README
         printed = capsys.readouterr().out.strip().splitlines()
         assert printed and "None" not in printed[-1], f"block {i} printed {printed}"
+    assert len(session["study"].records) == 12 and session["study"].best_value > 0.5
+    assert max(r.metrics["pending"] for r in session["study"].records) == 3  # 4 trials were pending at once
     from mlflow import MlflowClient
 
     client = MlflowClient(f"sqlite:///{tmp_path / 'outputs' / 'mlflow.db'}")
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
-    assert sorted(r.data.tags["task"] for r in runs if r.info.status == "FINISHED") == ["loss", "my-training"]
+    assert sorted(r.data.tags["task"] for r in runs if r.info.status == "FINISHED") == \
+        ["loss", "my-training", "parallel"]
+    (parallel,) = [r for r in runs if r.data.tags["task"] == "parallel"]
+    assert parallel.data.params["budget.workers"] == "4" and parallel.data.metrics["best_value"] > 0.5
     assert (tmp_path / "outputs" / "my-training.json").is_file()
 
 
@@ -202,9 +213,11 @@ def test_every_readme_command_runs(tmp_path):
         ran.append(cmd)
     assert any("hpoflow.report" in c for c in ran) and any("--config-dir" in c for c in ran)
     assert list((work / "outputs" / "report" / "branin").glob("regret_vs_round_*.svg"))
-    for i, body in enumerate(b for b in blocks("python") if not FILE_LISTING.match(b)):
+    python = [b for b in blocks("python") if not FILE_LISTING.match(b)]
+    for i, body in enumerate(python):
         script = work / f"readme_example_{i}.py"
-        script.write_text(body)
+        continues = "can_ask" in body and "def accuracy" not in body  # the parallel Study reuses the block before
+        script.write_text(python[i - 1] + "\n" + body if continues else body)
         proc = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True,
                               timeout=600, check=False)
         assert proc.returncode == 0, f"README python block {i} failed:\n{proc.stderr[-4000:]}"

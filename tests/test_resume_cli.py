@@ -9,11 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
 from hpoflow.store.resume import locate
 from tests.conftest import cli_env, mlflow_runs
+
+pytestmark = pytest.mark.cli  # kills and resumes python -m hpoflow in a subprocess (make test-fast skips it)
 
 ROUNDS = 8
 ARGS = ["algo=gp_ei", "algo.n_init=3", "algo.optimizer.raw_samples=64", "algo.optimizer.num_restarts=2",

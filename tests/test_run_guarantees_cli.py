@@ -11,11 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
 from tests.conftest import mlflow_runs
 from tests.test_failures_cli import FAULTY, faulty_env
+
+pytestmark = pytest.mark.cli  # every test starts python -m hpoflow in a subprocess (make test-fast skips it)
 
 ROUNDS = 40  # 0.3 s each: the winner of two resumes still runs ~11 s when the other starts
 SLOW = ["--config-dir", str(FAULTY / "conf"), "task=faulty", "task.noise_std=0.5", "algo=random", "seed=2",

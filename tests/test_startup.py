@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import cli_env
 
+pytestmark = pytest.mark.cli  # times python -m hpoflow's start-up in a subprocess (make test-fast skips it)
+
 PROBE = ("import runpy, sys; sys.argv = ['hpoflow', *sys.argv[1:]]; runpy.run_module('hpoflow', run_name='__main__'); "
          "print('LOADED', 'gpytorch' in sys.modules, 'hpoflow.surrogates.gp' in sys.modules)")
 

@@ -92,6 +92,7 @@ def _sweep(cwd: Path, uri: str, *extra: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+@pytest.mark.cli
 def test_a_sweep_killed_half_way_and_run_again_skips_resumes_and_completes_logging_every_step_once(tmp_path, store):
     first = _sweep(tmp_path, store, "checkpoint_every=1")
     lines: list[str] = []

@@ -34,15 +34,13 @@ def test_ask_tell_runs_the_budget_then_closes():
 def test_tell_checks_its_trial_and_value_and_records_failures():
     study = Study(SPACE, algo="random", rounds=5, seed=0)
     trial = study.ask()
-    with pytest.raises(RuntimeError, match="trial 1 was asked but not told"):
-        study.ask()
     with pytest.raises(ValueError, match="needs a value, or failed="):
         study.tell(trial)
     with pytest.raises(TypeError, match="expected a float or an Evaluation"):
         study.tell(trial, "0.3")
     record = study.tell(trial, failed="CUDA out of memory")  # on_error=skip: recorded, the study goes on
     assert record.failed and record.error == "CUDA out of memory"
-    with pytest.raises(ValueError, match="takes the pending trial"):
+    with pytest.raises(ValueError, match="takes a pending trial"):
         study.tell(trial, 1.0)
     nan = study.ask()
     assert study.tell(nan, float("nan")).failed
@@ -120,6 +118,7 @@ def _study(tmp_path, uri: str, kill_after: int = 0, reference: str = "") -> subp
                           check=False)
 
 
+@pytest.mark.cli
 def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path, ready_store):
     from mlflow import MlflowClient
 

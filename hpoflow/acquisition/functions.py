@@ -20,7 +20,7 @@ from hpoflow.core.threads import one_blas_thread
 try:
     import greenlet
 except ImportError:  # optional speed-up: without it the restarts run one after the other
-    greenlet = None  # type: ignore[assignment]
+    greenlet = None
 
 LBFGS_GTOL = 1e-5  # projected-gradient tolerance of each restart (scipy's default)
 

@@ -26,6 +26,7 @@ class Bandit(AskTellAlgorithm):
     """Shared arm bookkeeping: (discounted) counts and sums of observed rewards; subclasses pick arms."""
 
     name = "bandit"
+    pending_refusal = "a bandit plays one arm a round and updates it before the next"
 
     def __init__(self, config: BanditConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)

@@ -1,14 +1,17 @@
 """Algorithm contracts: one ``step`` per loop round; black-box methods implement ask/tell instead."""
 from __future__ import annotations
 
+import functools
+import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
-from hpoflow.core.records import Evaluation, Failure, Record, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Record, Suggestion, as_outcome
+from hpoflow.surrogates.base import require
 from hpoflow.tasks.base import Task
 
 
@@ -37,10 +40,25 @@ class Algorithm(ABC):
     """
 
     name: str = "algorithm"
+    # the surrogate capability it uses (a protocol of hpoflow.surrogates.base), None: it builds no surrogate.
+    # Composition refuses a registered surrogate that lacks it before any run starts.
+    surrogate_protocol: type | None = None
+    # protocols it uses only where the model offers them (checked with isinstance), e.g. GP-BO's lengthscales
+    surrogate_extras: tuple[type, ...] = ()
 
     @abstractmethod
     def step(self, round: int) -> Record:
         """Run round ``round`` (1-based) and return its Record."""
+
+    def new_surrogate(self, ctx: BuildContext, algo: str) -> Any:
+        """A fresh model from ``ctx``'s factory, checked against ``surrogate_protocol``.
+
+        Raises:
+            ValueError: the one-line refusal (no factory, or a model without the protocol's members).
+        """
+        model = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
+        require(algo, model, self.surrogate_protocol)
+        return model
 
     # -- resume contract (optional) ---------------------------------------------------------------------
     # Do nothing and resume still works: a fresh instance (same config, same seed) *replays* the run: it
@@ -60,19 +78,85 @@ class Algorithm(ABC):
         """Restore what ``state_dict`` returned into a freshly built instance (same config and seed)."""
 
 
+class PendingNotSupported(ValueError):
+    """The algorithm cannot propose a point while earlier ones are still being evaluated."""
+
+
+def _public_ask(ask: Callable[..., Suggestion]) -> Callable[..., Suggestion]:
+    """``ask()`` takes the next round itself; an explicit round must be a 1-based integer."""
+
+    @functools.wraps(ask)
+    def wrapper(self: AskTellAlgorithm, round: int | None = None, *args: Any, **kwargs: Any) -> Suggestion:
+        last = self.__dict__.get("_last_round", 0)
+        if round is None:
+            round = last + 1
+        elif isinstance(round, bool) or not isinstance(round, numbers.Integral) or round < 1:
+            raise ValueError(f"ask(round={round!r}): rounds are 1-based integers; ask() takes the next one")
+        self.__dict__["_last_round"] = max(last, int(round))
+        return ask(self, int(round), *args, **kwargs)
+
+    return wrapper
+
+
+def _public_tell(tell: Callable[..., None]) -> Callable[..., None]:
+    """``tell`` takes an Evaluation, a Failure, or a number (float, NumPy scalar, 1-element array)."""
+
+    @functools.wraps(tell)
+    def wrapper(self: AskTellAlgorithm, suggestion: Suggestion, outcome: Any, *args: Any, **kwargs: Any) -> None:
+        return tell(self, suggestion, as_outcome(outcome), *args, **kwargs)
+
+    return wrapper
+
+
 class AskTellAlgorithm(Algorithm):
-    """Black-box methods: the loop calls ``ask``, evaluates the task (if ``observe``), then ``tell``."""
+    """Black-box methods: the loop calls ``ask``, evaluates the task (if ``observe``), then ``tell``.
+
+    Pending points: ``pending_rule`` names how the algorithm proposes a point while earlier suggestions are
+    still being evaluated (``workers > 1``, or ``Study.ask()`` again before ``tell``); ``None`` refuses that
+    (:class:`PendingNotSupported`). The loop calls :meth:`ask_pending`; subclasses that support pending points
+    override :meth:`_ask_with_pending` unless ``ask`` alone already gives distinct points.
+    """
+
+    pending_rule: ClassVar[str | None] = None
+    pending_refusal: ClassVar[str] = "it keeps one pending suggestion"  # why, when pending_rule is None
 
     def __init__(self, task: Task) -> None:
         self.task = task
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "ask" in cls.__dict__:  # every implementation: ask() without a round, tell() with a plain number
+            cls.ask = _public_ask(cls.__dict__["ask"])  # type: ignore[method-assign]
+        if "tell" in cls.__dict__:
+            cls.tell = _public_tell(cls.__dict__["tell"])  # type: ignore[method-assign]
+
     @abstractmethod
     def ask(self, round: int) -> Suggestion:
-        """Propose the next point."""
+        """Propose the next point (``round``: 1-based; omitted, the round after the last one asked)."""
 
     @abstractmethod
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
-        """Receive the evaluation of ``suggestion`` (or the failure to evaluate it)."""
+        """Receive the evaluation of ``suggestion`` (or the failure to evaluate it; a float is an Evaluation)."""
+
+    def ask_pending(self, round: int, pending: Sequence[Suggestion]) -> Suggestion:
+        """The next point while the ``pending`` suggestions are still being evaluated (told in any order later).
+
+        Raises:
+            PendingNotSupported: ``pending`` is not empty and the algorithm has no rule for it (one line).
+        """
+        if not pending:
+            return self.ask(round)
+        if self.pending_rule is None:
+            name = getattr(self, "name", type(self).__name__)
+            raise PendingNotSupported(
+                f"algo={name} does not support pending trials ({self.pending_refusal}): use workers=1 (tell each "
+                "trial before the next ask), or an algorithm that does, e.g. gp_ei, gp_ucb, turbo, random, grid, "
+                "optuna_tpe")
+        return self._ask_with_pending(round, list(pending))
+
+    def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
+        """Default for algorithms whose ``ask`` ignores the history (random, grid): ask as usual."""
+        return self.ask(round)
 
     def step(self, round: int) -> Record:  # used when the algorithm runs outside the loop
         s = self.ask(round)

@@ -49,6 +49,8 @@ class BBO(GPBO):
     """Shared part of bbo_ei / bbo_ucb: inner horizon N, returned point, its logging."""
 
     name = "bbo"
+    pending_rule = None  # the returned point lambda+_t is tracked per round, between one ask and its tell
+    pending_refusal = "its returned point is chosen between one ask and its tell"
     default_returned = "mean"
 
     def __init__(self, config: BBOConfig, ctx: BuildContext) -> None:

@@ -24,7 +24,7 @@ from hpoflow.algorithms.query import (
 )
 from hpoflow.core.config_values import period
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import CandidateSurrogate
+from hpoflow.surrogates.base import TimeVaryingSurrogate
 
 MAX_ENUMERATED = 20_000
 # how the CE / LCB-UCB rules find the local optima of the UCB to compare x_t with (paper 002, App. C): N_STARTS
@@ -47,16 +47,12 @@ class TVGPUCB(AskTellAlgorithm):
     """UCB on a time-varying GP (surrogate=tv_gp) with query rule ``algo.query``."""
 
     name = "tv_gp_ucb"
+    surrogate_protocol = TimeVaryingSurrogate
+    pending_refusal = "the time-varying GP and the query rule decide round by round"
 
     def __init__(self, config: TVUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
-        if ctx.surrogate is None:
-            raise ValueError(f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp")
-        self.model = ctx.surrogate(ctx.task.space.dim)
-        if not isinstance(self.model, CandidateSurrogate):
-            message = (f"algo '{config.name}' needs the time-varying GP: add surrogate=tv_gp "
-                       f"(got {type(self.model).__name__})")
-            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
+        self.model = self.new_surrogate(ctx, config.name)  # a bad config: one line, exit 2
         self.config, self.dtype, self.dim = config, ctx.dtype, ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.generator = ctx.generator(23)

@@ -27,7 +27,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
@@ -45,7 +45,11 @@ from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
 from hpoflow.core.config_values import period
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
+from hpoflow.surrogates.base import NetworkSurrogate
+from hpoflow.surrogates.parametric import ParametricModel
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
+    from typing_extensions import Self
 
 
 def closed_form_center(G: Tensor, W_prev: Tensor, f_prev: Tensor, y: Tensor, lam: float, w0: Tensor) -> Tensor:
@@ -91,20 +95,24 @@ def output_scaling(y: Tensor, outputs: str) -> tuple[float, float]:
     return center, spread if spread > 1e-12 else 1.0
 
 
-def _network(config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
+def _network(algorithm: GOUCB, config: GOUCBConfig, ctx: BuildContext) -> ParametricModel:
     """The network f_w(x) of the run's ``nn`` surrogate (its oracle set by ``preset=paper``).
 
     Raises:
         ValueError: the run's surrogate is not the network (``surrogate=gp`` given explicitly).
     """
-    surrogate = ctx.surrogate(ctx.task.space.dim) if ctx.surrogate is not None else None
-    if not isinstance(surrogate, NeuralSurrogate):
-        raise ValueError(f"algo '{config.name}' needs the network surrogate: add surrogate=nn "  # noqa: TRY004 (a config error, as TVGPUCB's)
-                         f"(got {type(surrogate).__name__ if surrogate is not None else 'none'})")
+    surrogate = algorithm.new_surrogate(ctx, config.name)
     model = surrogate.model
     if config.preset == "paper":  # the oracle's settings only: the architecture the model was built with stays
         model.config = paper_network(surrogate.config)
     return model
+
+
+def _fitted(w: Tensor | None) -> Tensor:
+    """``w`` (``d_w``) once Phase I's oracle fit has set it; Phase II never runs before that fit."""
+    if w is None:
+        raise RuntimeError("GO-UCB's Phase II ran before Phase I's oracle fit")
+    return w
 
 
 def _key(config: dict[str, Any]) -> str:
@@ -120,11 +128,13 @@ class GOUCB(AskTellAlgorithm):
     """
 
     name = "go_ucb"
+    surrogate_protocol = NetworkSurrogate  # its own inference on the network f_w(x): values, gradients, the oracle
+    pending_refusal = "GO-UCB's Phase II chooses one query a round from the oracle fitted to every earlier one"
 
     def __new__(cls, config: GOUCBConfig | None = None, ctx: BuildContext | None = None) -> Self:
         """``GOUCB(config, ctx)`` is an instance of the variant's class (as ``pathlib.Path()`` is a ``PosixPath``)."""
         variant = {"ball": BallGOUCB, "bonus": BonusGOUCB}[config.variant] if cls is GOUCB and config else cls
-        return super().__new__(variant)
+        return cast("Self", super().__new__(variant))  # variant is cls or, for GOUCB itself, a subclass of it
 
     def __init__(self, config: GOUCBConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -134,7 +144,7 @@ class GOUCB(AskTellAlgorithm):
         self.rounds = ctx.rounds
         self.n_init = config.n_init or math.ceil(math.sqrt(ctx.rounds))
         self.T2 = max(ctx.rounds - self.n_init, 1)
-        self.model = _network(config, ctx)
+        self.model = _network(self, config, ctx)
         self.d_w = self.model.d_w
         self.generator = ctx.generator(29)
         self.init_points = torch.rand(self.n_init, self.dim, generator=self.generator, dtype=ctx.dtype)
@@ -330,10 +340,11 @@ class BallGOUCB(GOUCB):
             return
         X = torch.stack(self.X[start:])
         z = self._z(torch.tensor(self.rewards[start:], dtype=self.dtype))
-        G = self.model.grad_w(self.w0, X)
-        f = self.model.value(self.w0, X)
+        w0 = _fitted(self.w0)
+        G = self.model.grad_w(w0, X)
+        f = self.model.value(w0, X)
         self.ellipsoid.reset(G)
-        self.b += G.T @ (G @ self.w0 + z - f)
+        self.b += G.T @ (G @ w0 + z - f)
 
     def _maybe_refit(self, t: int) -> bool:
         """Every ``refit_every`` Phase II rounds (``never``: never) refit ``w_0`` on all data (warm-started at the
@@ -353,7 +364,7 @@ class BallGOUCB(GOUCB):
 
     def _phase_two(self, t: int) -> tuple[Tensor, dict[str, float]]:
         ball = self.ellipsoid
-        self.w_t = ball.solve(self.b + self.lam * self.w0)
+        self.w_t = ball.solve(self.b + self.lam * _fitted(self.w0))
         beta = self.beta_t(t)
         w_hat, root = self.w_t, math.sqrt(beta)
 
@@ -378,7 +389,7 @@ class BallGOUCB(GOUCB):
         w_opt = w_hat + root * ball.whiten(best_Z[j:j + 1])[0] if j is not None and exact else w_hat
         info = {"beta": beta, "ball_radius": root, "ball_radius_l2": math.sqrt(beta / self.lam),
                 "w_shift": float(torch.linalg.norm(w_opt - w_hat)),
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "acquisition": value,
+                "w_drift": float(torch.linalg.norm(w_hat - _fitted(self.w0))), "acquisition": value,
                 "predicted": self._predicted(w_hat, best_x)}
         return best_x, info
 
@@ -390,7 +401,7 @@ class BallGOUCB(GOUCB):
 
     def _observe(self, x: Tensor, reward: float) -> None:
         """Rank-one updates of Sigma_t and of the right-hand side of eq. 5, linearised at the current centre."""
-        w_i = self.w_t
+        w_i = _fitted(self.w_t)
         g = self.model.grad_w(w_i, x.unsqueeze(0))[0]
         f_i = float(self.model.value(w_i, x.unsqueeze(0))[0])
         self.ellipsoid.add(g)
@@ -421,5 +432,6 @@ class BonusGOUCB(GOUCB):
         (final_X,), final = self._ascend(x_objective(acq), [raw[self._starts(score)]], keep="last")
         _, best_x, best_v = self._choose(final_X, final, raw, score, acq)
         info = {"bonus_coef": coef, "acquisition": best_v, "train_mse": mse,
-                "w_drift": float(torch.linalg.norm(w_hat - self.w0)), "predicted": self._predicted(w_hat, best_x)}
+                "w_drift": float(torch.linalg.norm(w_hat - _fitted(self.w0))),
+                "predicted": self._predicted(w_hat, best_x)}
         return best_x, info

@@ -3,7 +3,7 @@
 Each setting's default and its one-line comment live on its field below (``conf/algo/go_ucb.yaml`` is generated
 from them); this docstring holds why the defaults differ from paper 004's Appendix D.1, which ``preset=paper``
 (``algo=go_ucb_paper``) applies literally (:data:`PAPER`, :data:`PAPER_ADVANCED`, :data:`PAPER_MODEL`). The
-ablation behind them: ``python scripts/ablate_go_ucb.py`` (``scripts/results/ablate_go_ucb.txt``).
+ablation behind them: ``python scripts/ablate_go_ucb.py`` (``results/ablate_go_ucb.txt``).
 
 Why the defaults differ from the paper
 --------------------------------------
@@ -58,8 +58,8 @@ data so far (warm-started at w_t; stops once its loss gains < 1% over 50 steps, 
 Default 1: without it w_0 stays the Phase I fit of n points and Phase II only moves the linearised centre, so on
 BBOB its box collapsed around Phase I's best and never improved (f1 d=10, seed 0: 33 Phase II queries, none
 better). Measured (5 seeds, cumulative regret): rf 0.26 -> 0.21, mlp 0.19 -> 0.16, gb 0.98 -> 0.76, f1 63.5 ->
-63.4; BBOB and sklearn suites: ``scripts/results/bbob_small.txt``, ``sklearn_small.txt``. Cost: one
-warm-started oracle fit per round (``scripts/results/bench_go_ucb.txt``).
+63.4; BBOB and sklearn suites: ``results/bbob_small.txt``, ``sklearn_small.txt``. Cost: one
+warm-started oracle fit per round (``results/bench_go_ucb.txt``).
 
 ``advanced.phase1_in_sigma``: Phase I data in Sigma_t and in the closed-form w_t (eq. 3-5 with the n Phase I
 points linearised at w_0, where the oracle put them): the ball then cannot move f at the points Phase I already
@@ -78,7 +78,7 @@ exact: linear left breast_cancer-mlp unchanged (Phase II regret 1.44 / 1.23 vs 1
 
 ``advanced.ascent_patience``: stop the ascent once no start has raised its best value for this many steps in a
 row (0: run all ascent_steps). Measured: bit-identical runs (breast_cancer rf/mlp/gb, f1, styblinski_tang-20;
-seeds 0-4) at 12-21 instead of 100 steps a round; decision time / 2.5-3.8 (``scripts/results/bench_go_ucb.txt``).
+seeds 0-4) at 12-21 instead of 100 steps a round; decision time / 2.5-3.8 (``results/bench_go_ucb.txt``).
 
 ``advanced.refit_stall``: a ``refit_every`` refit (warm-started at w_t, one point more than the last fit) stops
 once its loss fell by less than this fraction over 50 steps (0: run all refit_iterations). Measured (5 seeds):

@@ -9,6 +9,7 @@ import json
 import math
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -16,9 +17,10 @@ from torch import Tensor
 from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
+from hpoflow.algorithms.pending import believer, extra_design_point
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float
-from hpoflow.surrogates.base import StandardizedSurrogate
+from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
@@ -28,19 +30,17 @@ class GPBO(AskTellAlgorithm):
     """Sequential GP-based BO with a pluggable acquisition over the standardised reward."""
 
     name = "gp_bo"
+    surrogate_protocol = StandardizedSurrogate  # its acquisitions work in standardised units
+    surrogate_extras = (LengthscaleSurrogate,)  # preconditions the acquisition search where the model has them
+    pending_rule: ClassVar[str | None] = "kriging_believer"  # BBO's subclasses have none
 
     def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
-        if ctx.surrogate is None:
-            raise ValueError(f"algo '{config.name}' needs a GP surrogate (surrogate=gp)")
         self.config, self.dtype = config, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
-        self.model = ctx.surrogate(self.dim)
-        if not isinstance(self.model, StandardizedSurrogate):  # its acquisitions work in standardised units
-            message = (f"algo '{config.name}' needs a surrogate with standardised outputs (surrogate=gp, "
-                       f"skopt_gp or nn), got {type(self.model).__name__}")
-            raise ValueError(message)  # noqa: TRY004 - a bad config: one line, exit 2
+        self.model = self.new_surrogate(ctx, config.name)  # a bad config: one line, exit 2
+        self._scaled = isinstance(self.model, LengthscaleSurrogate)
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
         if getattr(config, "init", "sobol") == "random":  # subclasses' configs (BBO) have no init: Sobol
@@ -73,7 +73,7 @@ class GPBO(AskTellAlgorithm):
         """Per-dimension scale that preconditions the acquisition search: the GP's lengthscales, when it has them."""
         if not PRECONDITION:
             return None
-        lengthscale = getattr(self.model, "lengthscale", None)
+        lengthscale = self.model.lengthscale if self._scaled else None
         return lengthscale if isinstance(lengthscale, Tensor) and lengthscale.numel() in (1, self.dim) else None
 
     def incumbent(self) -> Tensor:
@@ -90,6 +90,10 @@ class GPBO(AskTellAlgorithm):
             elif self.snap:
                 x = self.task.space.snap(x.reshape(1, -1))[0]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        return self._propose(round)
+
+    def _propose(self, round: int) -> Suggestion:
+        """The acquisition's maximiser on the current model (at least two observations)."""
         start = time.perf_counter()
         fn, info = self.acquisition(round)
         best = self.X[int(torch.tensor(self.y).argmax())]
@@ -99,6 +103,31 @@ class GPBO(AskTellAlgorithm):
             x, value = self._snapped(fn, x)
         info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
         return Suggestion(self.task.space.decode(x), x, info=info)
+
+    def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
+        """Kriging believer: maximise the acquisition of a model that believes its mean at the pending points.
+
+        A pending trial takes the next design point while the design lasts; once it is all asked, the model
+        guides as soon as two points are observed (the rest of the design is pending, hence believed), and
+        before that a uniform point stands in.
+        """
+        if self._asked < self.n_init:  # the design's next point (fewer than n_init are observed)
+            return self.ask(round)
+        self._asked += 1
+        if len(self.y) < 2:
+            x = extra_design_point(self.dim, self.generator, self.dtype)
+            if self.candidates is not None:
+                x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
+            elif self.snap:
+                x = self.task.space.snap(x.reshape(1, -1))[0]
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        real, seen = self.model, self.seen
+        self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
+        self.seen = seen | {_key(s.config) for s in pending}  # discrete=snap: never a pending configuration
+        try:
+            return self._propose(round)
+        finally:
+            self.model, self.seen = real, seen
 
     def _snapped(self, fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, float]:
         """The best configuration not evaluated before, by the acquisition at cell centres, among the search's

@@ -15,6 +15,7 @@ class RandomSearch(AskTellAlgorithm):
     """Uniform sampling of the unit cube (or of the task's finite candidate set)."""
 
     name = "random"
+    pending_rule = "independent"  # its points ignore the history: pending ones change nothing
 
     def __init__(self, config: RandomConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -36,6 +37,7 @@ class GridSearch(AskTellAlgorithm):
     """Full factorial grid of cell centres, indexed lazily; wraps around when the budget exceeds it."""
 
     name = "grid"
+    pending_rule = "independent"  # each round has its own cell: trials asked together are distinct cells
 
     def __init__(self, config: GridConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.pending import believer, extra_design_point
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.surrogates.base import KernelSurrogate
 
 LENGTH_INIT, LENGTH_MIN, LENGTH_MAX = 0.8, 0.5**7, 1.6  # side of the region in the unit cube
 SUCCESS_TOLERANCE = 3  # consecutive improvements that double L
@@ -73,11 +76,13 @@ class TuRBO(AskTellAlgorithm):
     """TuRBO-1 on the foundation's exact GP (``surrogate=gp``)."""
 
     name = "turbo"
+    surrogate_protocol = KernelSurrogate  # the Thompson sample reads kernel, X, alpha, L and lengthscale
+    pending_rule = "thompson_batch"
 
     def __init__(self, config: TuRBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
         if ctx.surrogate is None:
-            raise ValueError("algo 'turbo' needs a GP surrogate (surrogate=gp)")
+            self.new_surrogate(ctx, config.name)  # the one-line refusal
         self.config, self.ctx, self.dtype = config, ctx, ctx.dtype
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
@@ -85,6 +90,8 @@ class TuRBO(AskTellAlgorithm):
         self.n_candidates = n_candidates(self.dim)
         self.generator = ctx.generator(41)
         self.restarts = 0
+        self._avoid: list[dict[str, Any]] = []  # during a batch ask: the pending configurations
+        self._pending_x: Tensor | None = None  # and their points, which the GP believes at its mean
         self._start()
 
     def _start(self) -> None:
@@ -106,8 +113,11 @@ class TuRBO(AskTellAlgorithm):
             self._design_asked += 1
             return Suggestion(self.task.space.decode(x), x, info={**info, "phase": 0.0})
         start = time.perf_counter()
-        model = self.ctx.surrogate(self.dim)
+        model = self.new_surrogate(self.ctx, self.config.name)
         model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
+        pending = getattr(self, "_pending_x", None)
+        if pending is not None:  # concurrent draws spread: the GP believes its mean at the pending points
+            model = believer(model, pending)
         center = self.X[int(torch.tensor(self.y).argmax())]
         lengthscale = model.lengthscale.to(self.dtype)
         if lengthscale.numel() == 1:
@@ -116,9 +126,32 @@ class TuRBO(AskTellAlgorithm):
         cand = self.candidates(center, lb, ub)
         sample = self.thompson_sample(model, cand)
         j = int(sample.argmax())
+        avoid = getattr(self, "_avoid", [])
+        if avoid:  # batch rule: never the configuration of a pending trial (discrete spaces can repeat one)
+            for j in torch.argsort(sample, descending=True).tolist():
+                if self.task.space.decode(cand[j]) not in avoid:
+                    break
         info.update(phase=1.0, acquisition=float(sample[j]), acq_time=time.perf_counter() - start,
                     tr_volume=float(torch.prod(ub - lb)))
         return Suggestion(self.task.space.decode(cand[j]), cand[j].clone(), info=info)
+
+    def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
+        """TuRBO's batch rule (Eriksson et al. 2019, batch mode): each trial is the argmax of its own Thompson
+        draw over a fresh candidate set of the trust region, here from a GP that believes its mean at the pending
+        points (kriging believer: their variance collapses, so concurrent draws spread); a draw landing on a
+        pending configuration takes its next-best candidate. Design points first; while the design is not all
+        observed yet, uniform points."""
+        if self._design_asked < self.n_init:
+            return self.ask(round)
+        if len(self.y) < max(2, self.n_init):  # the region starts from the observed design, as TuRBO-1's does
+            x = extra_design_point(self.dim, self.generator, self.dtype)
+            return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0, "restarts": float(self.restarts)})
+        self._avoid = [s.config for s in pending]
+        self._pending_x = torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending])
+        try:
+            return self.ask(round)
+        finally:
+            self._avoid, self._pending_x = [], None
 
     def candidates(self, center: Tensor, lb: Tensor, ub: Tensor) -> Tensor:
         """Sobol points of the TR; each keeps the centre's value except on a random subset of coordinates."""
@@ -133,7 +166,7 @@ class TuRBO(AskTellAlgorithm):
             mask[empty.nonzero().squeeze(1), cols] = True
         return torch.where(mask, pert, center.expand_as(pert))
 
-    def thompson_sample(self, model, cand: Tensor) -> Tensor:
+    def thompson_sample(self, model: KernelSurrogate, cand: Tensor) -> Tensor:
         """One joint draw of the latent GP (standardised units) at ``cand`` (``m x d``): shape ``m``."""
         with torch.no_grad():
             Ksx = model.kernel(cand, model.X).to_dense()

@@ -81,9 +81,12 @@ def yaml_value(value: Any) -> str:
 
 
 def _read_back(text: str) -> Any:
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
-    return OmegaConf.create(f"v: {text}")["v"]
+    node = OmegaConf.create(f"v: {text}")
+    if not isinstance(node, DictConfig):  # "v: ..." is always a mapping
+        raise TypeError(f"not a YAML value: {text!r}")
+    return node["v"]
 
 
 def _setting_lines(cfg: Any, indent: int) -> list[str]:

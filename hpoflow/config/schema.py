@@ -19,6 +19,8 @@ from hpoflow.core.hardware import HardwareConfig
 class BudgetConfig:
     rounds: int = 30
     cost: float | None = None  # stop once cumulative query cost reaches this
+    workers: int = 1           # trials evaluated at once; a new one starts as soon as one ends (asynchronous)
+    executor: str = "thread"   # thread | process: where the workers run (process: the task must pickle)
 
 
 @dataclass
@@ -88,28 +90,32 @@ def schema_options() -> dict[str, dict[str, Any]]:
     return {**out, **fixed_options()}
 
 
+def node(obj: Any) -> Any:
+    """``obj`` (an option's dataclass instance) as a type-checked OmegaConf node that overrides can still write.
+
+    Frozen dataclasses become read-only nodes, and nested ones (``algo.optimizer``) carry their own flag.
+    """
+    from omegaconf import Container, ListConfig, OmegaConf
+
+    cfg = OmegaConf.structured(obj)
+
+    def writable(c: Any) -> None:
+        OmegaConf.set_readonly(c, None)
+        for key in (range(len(c)) if isinstance(c, ListConfig) else list(c.keys())):
+            child = c._get_node(key)
+            if isinstance(child, Container):
+                writable(child)
+
+    writable(cfg)
+    OmegaConf.set_readonly(cfg, False)
+    return cfg
+
+
 def register_configs() -> None:
     """Store the root schema and every option's schema (``schema/<group>/<name>``) in Hydra's ConfigStore."""
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
-
-    def node(obj: Any) -> Any:  # frozen dataclasses become read-only nodes; overrides must stay possible
-        from omegaconf import Container, ListConfig, OmegaConf
-
-        cfg = OmegaConf.structured(obj)
-
-        def writable(c: Any) -> None:  # nested frozen dataclasses (algo.optimizer) carry their own flag
-            OmegaConf.set_readonly(c, None)
-            for key in (range(len(c)) if isinstance(c, ListConfig) else list(c.keys())):
-                child = c._get_node(key)
-                if isinstance(child, Container):
-                    writable(child)
-
-        writable(cfg)
-        OmegaConf.set_readonly(cfg, False)
-        return cfg
-
     cs.store(name="root_schema", node=RootConfig)
     for group, options in schema_options().items():
         for name, cfg in options.items():

@@ -2,13 +2,15 @@
 by registry name (the CLI's job, :func:`hpoflow.cli.main.run_from_settings`, hands them to the runner)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from hpoflow.config import registry
 from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
+
+EXECUTORS = ("thread", "process")
 
 
 class ConfigError(ValueError):
@@ -50,7 +52,7 @@ def _to_dataclass(cls: type, values: dict[str, Any], group: str) -> Any:
         if f.name not in values:
             continue
         v = values[f.name]
-        sub = f.default_factory() if callable(getattr(f, "default_factory", None)) else None  # type: ignore[misc]
+        sub = f.default_factory() if f.default_factory is not MISSING else None
         if isinstance(v, dict) and is_dataclass(sub):
             v = _to_dataclass(type(sub), v, f"{group}.{f.name}")
         kwargs[f.name] = v
@@ -88,7 +90,7 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     algo, algo_entry, algo_target = _component("algorithm", raw.get("algo") or {})
-    surrogate, surrogate_entry, _ = _component("surrogate", raw.get("surrogate") or {})
+    surrogate, surrogate_entry, surrogate_target = _component("surrogate", raw.get("surrogate") or {})
     task, task_entry, task_target = (None, None, None) if own_task else _component("task", raw.get("task") or {})
     hardware = _to_dataclass(HardwareConfig, raw.get("hardware") or {}, "hardware")
     tracking = _to_dataclass(TrackingConfig, raw.get("tracking") or {}, "tracking")
@@ -97,6 +99,10 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
         raise ConfigError(f"budget.rounds={budget.rounds} must be a positive integer")
     if budget.cost is not None and budget.cost <= 0:
         raise ConfigError(f"budget.cost={budget.cost} must be > 0 or null")
+    if budget.workers < 1:
+        raise ConfigError(f"budget.workers={budget.workers} must be a positive integer (trials evaluated at once)")
+    if budget.executor not in EXECUTORS:
+        raise ConfigError(f"budget.executor={budget.executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
     if tracking.flush_every < 1:
         raise ConfigError(f"tracking.flush_every={tracking.flush_every} must be >= 1")
     if not tracking.heartbeat_s > 0:
@@ -115,9 +121,23 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     if resume is not None and (not isinstance(resume, str) or not resume.strip()):
         raise ConfigError(f"resume={resume!r} must name a run folder, a checkpoint file or an MLflow run id")
     sweep = _to_dataclass(SweepConfig, raw.get("sweep") or {}, "sweep")
+    _check_pair(raw, algo_entry, algo_target, surrogate_entry, surrogate_target)
     return Settings(algo, algo_entry, algo_target, surrogate, surrogate_entry, task, task_entry, task_target,
                     hardware, tracking, budget, seed, on_error, raw, every, resume,
                     progress=bool(raw.get("progress", True)), sweep=sweep)
+
+
+def _check_pair(raw: dict[str, Any], algo_entry: registry.Entry | None, algo_target: str | None,
+                surrogate_entry: registry.Entry | None, surrogate_target: str | None) -> None:
+    """Refuse a surrogate without the capability the algorithm declares (after every cheaper check)."""
+    from hpoflow.config.pairing import refusal
+
+    algo_values, surrogate_values = raw.get("algo") or {}, raw.get("surrogate") or {}
+    algo_name = str(algo_values.get("name") or algo_target)
+    surrogate_name = str(surrogate_values.get("name") or surrogate_target)
+    message = refusal(algo_name, algo_entry, algo_target, surrogate_name, surrogate_entry, surrogate_target)
+    if message is not None:
+        raise ConfigError(message)
 
 
 def _import(target: str) -> Any:

@@ -59,7 +59,7 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         new = _new_name(fullname)
         spec = importlib.util.find_spec(new) if new else None
         loader = getattr(spec, "loader", None)
-        return loader.get_code(new) if loader is not None and new is not None else None  # type: ignore[attr-defined]
+        return loader.get_code(new) if loader is not None and new is not None else None
 
 
 def _new_name(fullname: str) -> str | None:

@@ -50,6 +50,31 @@ class Evaluation:
     optimum: float | None = None  # round-specific f* for time-varying tasks
 
 
+def as_evaluation(value: Any) -> Evaluation:
+    """A number (float, int, NumPy scalar, 0-d or 1-element array or tensor) or an Evaluation, as an Evaluation.
+
+    Raises:
+        TypeError: anything else (a dict, a string, an array with several elements).
+    """
+    if isinstance(value, Evaluation):
+        return value
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"the objective returned {value!r}; expected a float or an Evaluation")
+    size = value.numel() if hasattr(value, "numel") else getattr(value, "size", None)  # torch / NumPy
+    if hasattr(value, "item") and size == 1:  # a NumPy scalar, a 0-d or 1-element array is a number to users
+        value = value.item()
+    try:
+        return Evaluation(value=float(value))
+    except (TypeError, ValueError):
+        raise TypeError(f"the objective returned {type(value).__name__} {value!r:.80}; expected a float or an "
+                        "Evaluation") from None
+
+
+def as_outcome(value: Any) -> Evaluation | Failure:
+    """What ``tell`` accepts: an Evaluation, a Failure, or a number (see :func:`as_evaluation`)."""
+    return value if isinstance(value, Failure) else as_evaluation(value)
+
+
 @dataclass
 class Suggestion:
     """A point an ask/tell algorithm proposes; ``observe=False`` means do not pay to observe it."""

@@ -17,6 +17,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import TypedDict
 
 HANDLED = (signal.SIGTERM, signal.SIGINT)
 
@@ -33,7 +34,13 @@ class Interrupted(KeyboardInterrupt):
         return f"interrupted by {signal.Signals(self.signum).name} (signal {self.signum})"
 
 
-_state = {"depth": 0, "pending": None, "raised": False}
+class _State(TypedDict):
+    depth: int  # nesting of deferred() blocks
+    pending: int | None  # a signal held until the outermost block ends
+    raised: bool  # Interrupted was raised: the run is being closed
+
+
+_state: _State = {"depth": 0, "pending": None, "raised": False}
 
 
 def _raise(signum: int) -> None:
@@ -68,7 +75,7 @@ def install() -> bool:
     """Install the handlers (main thread only; elsewhere Python forbids it). Returns whether it did."""
     if threading.current_thread() is not threading.main_thread():
         return False
-    _state.update(depth=0, pending=None, raised=False)
+    _state.update({"depth": 0, "pending": None, "raised": False})
     for sig in HANDLED:
         signal.signal(sig, _handler)
     return True

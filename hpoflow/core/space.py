@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +37,13 @@ class Float:
             raise SpaceError(f"parameter '{self.name}': log scale needs low > 0, got low={self.low}")
 
     def decode(self, u: float) -> float:
+        if u <= 0.0 or u >= 1.0:  # the cube's faces are the user's bounds exactly
+            return self.low if u <= 0.0 else self.high
         if self.log:
-            return math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
-        return self.low + u * (self.high - self.low)
+            v = math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        else:
+            v = self.low + u * (self.high - self.low)
+        return min(self.high, max(self.low, v))  # exp/log round-off must not step outside the user's bounds
 
     def encode(self, value: Any) -> float:
         v = float(value)
@@ -60,6 +65,11 @@ class Int:
     log: bool = False
 
     def __post_init__(self) -> None:
+        for key in ("low", "high"):  # numpy integers and integral floats (4.0) are integers to users
+            value = getattr(self, key)
+            if not _integral(value):
+                raise SpaceError(f"parameter '{self.name}': {key}={value!r} must be an integer")
+            object.__setattr__(self, key, int(value))
         if not self.low < self.high:
             raise SpaceError(f"parameter '{self.name}': low={self.low} must be < high={self.high}")
         if self.log and self.low <= 0:
@@ -169,9 +179,12 @@ class SearchSpace:
 
     def finite_size(self) -> int | None:
         """Number of distinct configurations if every parameter is discrete, else None."""
-        if any(isinstance(p, Float) for p in self.parameters):
-            return None
-        return math.prod(p.cardinality for p in self.parameters)  # type: ignore[union-attr]
+        count = 1
+        for p in self.parameters:
+            if isinstance(p, Float):
+                return None
+            count *= p.cardinality
+        return count
 
     def grid(self, points_per_dim: int, dtype: torch.dtype = torch.float64) -> Tensor:
         """Full factorial grid of cell centres, shape ``m x d`` (discrete parameters use their values)."""
@@ -184,8 +197,50 @@ class SearchSpace:
 
 
 SPEC_KINDS = ("float", "log", "int", "logint")
-_SPEC_HELP = ("('float', low, high), ('log', low, high), ('int', low, high), ('logint', low, high) "
-              "or a list of choices")
+_SPEC_HELP = ("('float', low, high), ('log', low, high), ('int', low, high), ('logint', low, high), "
+              "{'type': 'log', 'low': 1e-3, 'high': 0.5}, a list of choices or "
+              "{'type': 'categorical', 'choices': [...]}")
+_DICT_KEYS = {"type", "low", "high", "choices"}
+
+
+def _integral(value: Any) -> bool:
+    """An integer to a user: int, numpy integer, or an integral float (``128.0``); never a bool."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer()
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _from_dict(name: str, spec: dict[str, Any]) -> Parameter:
+    """``{"type": "log", "low": 1e-3, "high": 0.5}`` or ``{"type": "categorical", "choices": [...]}``."""
+    kind, unknown = spec.get("type"), sorted(set(map(str, spec)) - _DICT_KEYS)
+    if unknown:
+        raise SpaceError(f"space[{name!r}]={spec!r}: unknown key {unknown[0]!r}; allowed: type, low, high "
+                         "(numeric types) or type, choices (categorical)")
+    if kind == "categorical":
+        choices = spec.get("choices")
+        if not isinstance(choices, (list, tuple)) or not choices or set(spec) != {"type", "choices"}:
+            raise SpaceError(f"space[{name!r}]={spec!r}: a categorical needs exactly 'choices', a non-empty list")
+        return Categorical(name, tuple(choices))
+    if kind not in SPEC_KINDS or set(spec) != {"type", "low", "high"}:
+        raise SpaceError(f"space[{name!r}]={spec!r} is not a parameter; allowed: {_SPEC_HELP}")
+    return _numeric(name, (kind, spec["low"], spec["high"]))
+
+
+def _numeric(name: str, spec: tuple[Any, ...]) -> Parameter:
+    kind, low, high = spec
+    integer = kind in ("int", "logint")
+    if not all(_integral(v) if integer else _real(v) for v in (low, high)):
+        what = "integers (an int, a numpy integer or an integral float)" if integer else "numbers"
+        raise SpaceError(f"space[{name!r}]={spec!r}: low and high must be {what}")
+    if integer:
+        return Int(name, int(low), int(high), log=kind == "logint")
+    return Float(name, float(low), float(high), log=kind == "log")
 
 
 def _parameter(name: str, spec: Any) -> Parameter:
@@ -193,27 +248,32 @@ def _parameter(name: str, spec: Any) -> Parameter:
         if spec.name != name:
             raise SpaceError(f"space[{name!r}] is a parameter named {spec.name!r}; the names must agree")
         return spec
+    if isinstance(spec, dict):
+        return _from_dict(name, spec)
     if isinstance(spec, list):
         if not spec:
             raise SpaceError(f"space[{name!r}]=[]: a list of choices needs at least one choice")
+        if isinstance(spec[0], str) and spec[0] in (*SPEC_KINDS, "categorical"):
+            # JSON/YAML turn ("log", 1e-3, 0.5) into a list: never silently a categorical of ("log", 1e-3, 0.5)
+            low, high = (spec[1], spec[2]) if len(spec) == 3 else ("low", "high")
+            raise SpaceError(f"space[{name!r}]={spec!r} is ambiguous (a list whose first element is a type name): "
+                             f"write the parameter as a tuple ({spec[0]!r}, {low!r}, {high!r}) or a dict "
+                             f"{{'type': {spec[0]!r}, 'low': {low!r}, 'high': {high!r}}}; for choices use "
+                             f"{{'type': 'categorical', 'choices': {spec!r}}}")
         return Categorical(name, tuple(spec))
     if not (isinstance(spec, tuple) and len(spec) == 3 and spec[0] in SPEC_KINDS):
         raise SpaceError(f"space[{name!r}]={spec!r} is not a parameter; allowed: {_SPEC_HELP}")
-    kind, low, high = spec
-    numbers = (int,) if kind in ("int", "logint") else (int, float)
-    if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in (low, high)):
-        what = "integers" if kind in ("int", "logint") else "numbers"
-        raise SpaceError(f"space[{name!r}]={spec!r}: low and high must be {what}")
-    if kind in ("int", "logint"):
-        return Int(name, low, high, log=kind == "logint")
-    return Float(name, float(low), float(high), log=kind == "log")
+    return _numeric(name, spec)
 
 
 def parse_space(spec: SearchSpace | dict[str, Any]) -> SearchSpace:
     """A :class:`SearchSpace` from a plain dict, in the dict's order, e.g.
     ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5, 1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}``
     (``("logint", 1, 512)``: integers on a log scale; a value may also be a ``Float``/``Int``/``Categorical``).
-    A ``SearchSpace`` is returned as it is.
+    Each numeric parameter may also be a dict, ``{"type": "log", "low": 1e-5, "high": 1e-1}``, and a categorical
+    ``{"type": "categorical", "choices": [...]}``: the form that survives JSON and YAML (which turn tuples into
+    lists), and what :func:`describe_space` writes. A list whose first element is a type name (``["log", 1e-5,
+    0.1]``) is refused as ambiguous. A ``SearchSpace`` is returned as it is.
 
     Raises:
         SpaceError: one line naming the bad parameter and what is allowed.
@@ -229,13 +289,16 @@ def parse_space(spec: SearchSpace | dict[str, Any]) -> SearchSpace:
 
 
 def describe_space(space: SearchSpace) -> dict[str, Any]:
-    """The plain dict spec of ``space`` (:func:`parse_space` gives it back): recorded as the run's ``task.space``."""
+    """The plain dict spec of ``space``: JSON/YAML-safe, and ``parse_space(describe_space(s)) == s`` (also after a
+    JSON or YAML round trip). Recorded as the run's ``task.space``."""
     out: dict[str, Any] = {}
     for p in space.parameters:
         if isinstance(p, Categorical):
-            out[p.name] = list(p.choices)
+            choices = list(p.choices)
+            ambiguous = isinstance(choices[0], str) and choices[0] in (*SPEC_KINDS, "categorical")
+            out[p.name] = {"type": "categorical", "choices": choices} if ambiguous else choices
         elif isinstance(p, Int):
-            out[p.name] = ["logint" if p.log else "int", p.low, p.high]
+            out[p.name] = {"type": "logint" if p.log else "int", "low": p.low, "high": p.high}
         else:
-            out[p.name] = ["log" if p.log else "float", p.low, p.high]
+            out[p.name] = {"type": "log" if p.log else "float", "low": p.low, "high": p.high}
     return out

@@ -35,7 +35,7 @@ class Summary:
     best_config: dict[str, Any] | None = None
 
 
-def mean_ci(x: Sequence[float]) -> tuple[float, float]:
+def mean_ci(x: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Mean and the 95% Wald half-width 1.96·std/sqrt(n) (sample std; 0 for one run)."""
     a = np.asarray(x, dtype=float)
     if a.size == 0:
@@ -91,7 +91,7 @@ def summarise(curves: list[RunCurve]) -> dict[tuple[str, ...], list[Summary]]:
             f_star = max(np.nanmax(sign * c.values) for c in runs if not np.all(np.isnan(c.values)))
         by_algo: dict[str, list[tuple[np.ndarray, RunCurve]]] = defaultdict(list)
         for c in runs:
-            r = c.regret if known else np.abs(f_star - sign * c.values)
+            r = c.regret if known and c.regret is not None else np.abs(f_star - sign * c.values)
             by_algo[c.algo].append((r, c))
         rows = []
         for algo, items in sorted(by_algo.items()):

@@ -161,9 +161,9 @@ def plot_cost_regret(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
     for ax, task in zip(axes[0], tasks):
         for label, (x, y) in curves[task].items():
             ax.plot(x, y, marker=".", label=label)
-        for label, (x, y) in points.get(task, {}).items():
-            ax.scatter([x], [y], marker="x", color="black", s=18)
-            ax.annotate(label, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+        for label, (px, py) in points.get(task, {}).items():
+            ax.scatter([px], [py], marker="x", color="black", s=18)
+            ax.annotate(label, (px, py), fontsize=6, xytext=(2, 2), textcoords="offset points")
         ax.set_xscale("log")
         ax.set_title(task)
         ax.set_xlabel("query cost C_T")

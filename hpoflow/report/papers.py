@@ -182,7 +182,7 @@ def _returned_losses(runs: Any) -> Any:
         hist = {k: {m.step: m.value for m in client.get_metric_history(row["run_id"], k)} for k in keys}
         finite = {step: v for step, v in hist["val_loss"].items() if np.isfinite(v)}
         if finite:
-            best = min(finite, key=finite.get)
+            best = min(finite, key=lambda step: finite[step])
             for k in keys:
                 out[k][i] = hist[k].get(best, np.nan)
     return runs.assign(**{f"ret_{k}": v for k, v in out.items()})

@@ -53,6 +53,7 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
             cannot be opened, a run another live process writes); nothing was written to MLflow then.
     """
     task, algorithm, resolved = build_components(s, task)
+    check_workers(s.budget.workers, algorithm)
     tracker: Any = None
     uri = None
     if s.tracking.enabled:
@@ -79,10 +80,29 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
             checkpointer.mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
                                                  first_slot=0 if loaded is None else int(loaded) + 1)
-    loop = Loop(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error,
-                checkpoint=checkpointer, resume=resume)
+    budget = Budget(s.budget.rounds, s.budget.cost, s.budget.workers, s.budget.executor)
+    loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
     return OpenRun(loop, task, uri, label)
+
+
+def check_workers(workers: int, algorithm: Any) -> None:
+    """``budget.workers > 1`` needs an ask/tell algorithm with a rule for pending points.
+
+    Raises:
+        ConfigError: one line naming the setting and the algorithm (before any run is started).
+    """
+    from hpoflow.algorithms.base import AskTellAlgorithm
+
+    if workers <= 1:
+        return
+    name = getattr(algorithm, "name", type(algorithm).__name__)
+    if not isinstance(algorithm, AskTellAlgorithm):
+        raise ConfigError(f"budget.workers={workers}: algo={name} is a gradient method that runs its own steps one "
+                          "at a time; use budget.workers=1")
+    if algorithm.pending_rule is None:
+        raise ConfigError(f"budget.workers={workers}: algo={name} does not support pending trials "
+                          f"({algorithm.pending_refusal}); use budget.workers=1, or e.g. algo=gp_ei, turbo, random")
 
 
 def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, Any]:
@@ -126,6 +146,10 @@ def execute(run: OpenRun, progress: bool = True) -> RunResult:
 
     with RunProgress(run.loop.budget.rounds, run.label, enabled=progress) as bar:
         run.loop.on_round = bar
+        if run.loop.budget.workers > 1:
+            from hpoflow.runner.workers import drive_parallel
+
+            return drive_parallel(run.loop, run.loop.budget.workers, run.loop.budget.executor)
         return drive(run.loop)
 
 

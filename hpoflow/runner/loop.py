@@ -13,14 +13,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm
+from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
 from hpoflow.core.tracker import NullTracker, Tracker
 from hpoflow.runner.restore import ResumeWarning, restore, save
 from hpoflow.tasks.base import Task
 
-__all__ = ["Budget", "Loop", "ObjectiveError", "ResumeWarning", "RunResult", "drive", "outcome_of", "run"]
+__all__ = ["Budget", "Loop", "ObjectiveError", "PendingNotSupported", "ResumeWarning", "RunResult", "drive",
+           "evaluate", "outcome_of", "run"]
 
 
 class ObjectiveError(RuntimeError):
@@ -29,16 +30,23 @@ class ObjectiveError(RuntimeError):
 
 @dataclass(frozen=True)
 class Budget:
-    """Stop after ``rounds`` rounds, or once the cumulative cost reaches ``cost`` (if set)."""
+    """Stop after ``rounds`` rounds, or once the cumulative cost reaches ``cost`` (if set).
+
+    ``workers``: trials evaluated at once by :func:`drive` (``executor``: ``thread`` or ``process``).
+    """
 
     rounds: int = 30
     cost: float | None = None
+    workers: int = 1
+    executor: str = "thread"
 
     def __post_init__(self) -> None:
         if self.rounds < 1:
             raise ValueError(f"budget.rounds={self.rounds} must be a positive integer")
         if self.cost is not None and self.cost <= 0:
             raise ValueError(f"budget.cost={self.cost} must be > 0 (or null for no cost budget)")
+        if self.workers < 1:
+            raise ValueError(f"budget.workers={self.workers} must be a positive integer")
 
 
 @dataclass
@@ -58,7 +66,7 @@ def outcome_of(ev: Evaluation, config: dict[str, Any], observe: bool) -> Evaluat
     return ev
 
 
-def _evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
+def evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
     try:
         ev = task.evaluate(config, round=round, observe=observe)
     except (KeyboardInterrupt, SystemExit, MemoryError):
@@ -115,7 +123,8 @@ class Loop:
         self.book = RegretBook(task.direction, task.regret_reference)
         self.state = LoopState(plain=checkpoint is not None)
         self.status: RunStatus | None = None  # set once the run has ended
-        self._pending: tuple[Suggestion, float] | None = None
+        self._pending: dict[int, tuple[Suggestion, float, int]] = {}  # id -> (suggestion, decision time, trial)
+        self.concurrent = budget.workers > 1  # trials overlap: rounds log ``trial`` and ``pending``
         elapsed = 0.0
         if resume is not None:
             with self.guard():
@@ -129,6 +138,20 @@ class Loop:
         """The run has ended, or its budget (rounds, cost) is spent."""
         return (self.status is not None or self.round > self.budget.rounds
                 or (self.budget.cost is not None and self.book.query_cost >= self.budget.cost))
+
+    @property
+    def pending(self) -> list[Suggestion]:
+        """Suggestions asked and not told yet, in ask order."""
+        return [s for s, _, _ in self._pending.values()]
+
+    @property
+    def can_ask(self) -> bool:
+        """Another trial fits the budget: the rounds completed plus those pending are fewer than ``rounds``."""
+        return not self.done and self.round + len(self._pending) <= self.budget.rounds
+
+    def trial_number(self, suggestion: Suggestion) -> int:
+        """The pending suggestion's trial number (its ask order, 1-based; the round it was asked for)."""
+        return self._pending[id(suggestion)][2]
 
     @contextlib.contextmanager
     def guard(self) -> Iterator[None]:
@@ -149,29 +172,50 @@ class Loop:
             self.tracker.finish(status, self.book.summary(), error=error)
 
     def ask(self) -> Suggestion:
-        """The ask/tell algorithm's suggestion for the next round (evaluate it, then :meth:`tell`)."""
-        assert isinstance(self.algorithm, AskTellAlgorithm), "step algorithms run through step()"
-        with self.guard():
-            start = time.perf_counter()
-            s = self.algorithm.ask(self.round)
-            self._pending = (s, time.perf_counter() - start)
-        return s
+        """The ask/tell algorithm's suggestion for the next trial (evaluate it, then :meth:`tell`).
 
-    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> Record:
-        """Complete the round of the pending ``suggestion`` with its outcome.
+        Trials still pending are passed to the algorithm (:meth:`AskTellAlgorithm.ask_pending`), so the new
+        suggestion accounts for them; the trial number is the ask order (``trial_number``).
 
         Raises:
+            PendingNotSupported: trials are pending and the algorithm refuses that (the run goes on).
+        """
+        assert isinstance(self.algorithm, AskTellAlgorithm), "step algorithms run through step()"
+        pending = self.pending
+        if pending and self.algorithm.pending_rule is None:
+            self.algorithm.ask_pending(self.round, pending)  # raises its one-line refusal; nothing is recorded
+        with self.guard():
+            t = self.round + len(pending)
+            start = time.perf_counter()
+            s = self.algorithm.ask_pending(t, pending)
+            self._pending[id(s)] = (s, time.perf_counter() - start, t)
+            self.concurrent = self.concurrent or bool(pending)
+        return s
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure, *, abandoned: bool = False) -> Record:
+        """Complete a pending ``suggestion`` (in any order) with its outcome: the next round is recorded.
+
+        ``abandoned``: the trial is given up (a Failure) and does not end the run under ``on_error=fail``.
+
+        Raises:
+            ValueError: ``suggestion`` is not pending.
             ObjectiveError: the outcome is a Failure and ``on_error`` is ``fail`` (the run is then FAILED).
         """
-        if self._pending is None or self._pending[0] is not suggestion:
-            raise ValueError(f"round {self.round}: tell() takes the suggestion of the last ask()")
+        entry = self._pending.get(id(suggestion))
+        if entry is None or entry[0] is not suggestion:
+            raise ValueError(f"round {self.round}: tell() takes a suggestion asked and not told yet")
         with self.guard():
-            decision = self._pending[1]
             start = time.perf_counter()
             self.algorithm.tell(suggestion, outcome)  # type: ignore[attr-defined]
-            self._pending = None
-            record = _record(self.round, suggestion, outcome, decision + time.perf_counter() - start)
-            return self._complete(record, suggestion, outcome)
+            del self._pending[id(suggestion)]
+            record = _record(self.round, suggestion, outcome, entry[1] + time.perf_counter() - start)
+            if self.concurrent:
+                record.metrics.update(trial=float(entry[2]), pending=float(len(self._pending)))
+            return self._complete(record, suggestion, outcome, abandoned)
+
+    def abandon_pending(self, reason: str) -> list[Record]:
+        """Record every pending trial as failed (``abandoned: reason``), in ask order; the run stays consistent."""
+        return [self.tell(s, Failure(f"abandoned: {reason}"), abandoned=True) for s in self.pending]
 
     def step(self) -> Record:
         """Run the next round of a ``step`` algorithm (gradient methods)."""
@@ -179,7 +223,7 @@ class Loop:
             return self._complete(_step_round(self.algorithm, self.round))
 
     def _complete(self, record: Record, s: Suggestion | None = None,
-                  outcome: Evaluation | Failure | None = None) -> Record:
+                  outcome: Evaluation | Failure | None = None, abandoned: bool = False) -> Record:
         metrics = self.book.add(record)
         metrics["wall_time"] = time.perf_counter() - self._start
         self.tracker.log(record, metrics)
@@ -189,7 +233,7 @@ class Loop:
         if self.on_round is not None:
             self.on_round(record, metrics)
         self.round = record.round + 1
-        if record.failed and self.on_error is OnError.FAIL:
+        if record.failed and self.on_error is OnError.FAIL and not abandoned:
             raise ObjectiveError(f"round {record.round}: {record.error}")
         return record
 
@@ -212,6 +256,8 @@ class Loop:
 def drive(loop: Loop) -> RunResult:
     """Run ``loop`` on its own task until the budget is spent, then finish it.
 
+    One trial at a time; :func:`hpoflow.runner.workers.drive_parallel` runs ``budget.workers`` at once.
+
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
@@ -219,7 +265,7 @@ def drive(loop: Loop) -> RunResult:
         while not loop.done:
             if isinstance(loop.algorithm, AskTellAlgorithm):
                 s = loop.ask()
-                loop.tell(s, _evaluate(loop.task, s.config, loop.round, s.observe))
+                loop.tell(s, evaluate(loop.task, s.config, loop.round, s.observe))
             else:
                 loop.step()
     return loop.finish()

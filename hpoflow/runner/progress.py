@@ -2,18 +2,21 @@
 
 ``RunProgress`` is the loop's ``on_round(record, metrics)`` callback. The bar (round, best value, cumulative
 regret, query cost, ETA) is drawn on stderr only when it is a terminal and ``progress=true``; otherwise it is
-silent. Independently, every ``log_every`` rounds it writes a line to the ``hpoflow.runner.progress`` logger, which
+silent. Independently, every ``log_every`` rounds it writes a line to the ``hpoflow.progress`` logger, which
 is routed to the log *files* of the root logger (Hydra's ``<run dir>/<job>.log``) and never to the console.
 """
 from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.core.records import Record
 
-LOGGER_NAME = "hpoflow.runner.progress"
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; we support 3.10
+    from typing_extensions import Self
+
+LOGGER_NAME = "hpoflow.progress"  # a stable name users configure; not the module path
 
 
 def _fmt(x: Any) -> str:
@@ -29,7 +32,7 @@ def file_only_logger() -> logging.Logger:
     belong in the file, while the console shows the bar (or nothing when it is not a terminal).
     """
     logger = logging.getLogger(LOGGER_NAME)
-    files = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    files: list[logging.Handler] = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
     logger.handlers = files
     logger.propagate = not files
     if files:

@@ -39,7 +39,8 @@ def save(checkpoint: Checkpointer, state: LoopState, book: RegretBook, algorithm
     state.book = {k: getattr(book, k) for k in BOOK_STATE}
     state.wall_time = wall_time
     state.algorithm = algorithm.state_dict() if _overrides(algorithm, "state_dict", Algorithm) else None
-    state.task_rng = task.state_dict() if callable(getattr(task, "state_dict", None)) else rng_states(task)
+    task_state = getattr(task, "state_dict", None)  # optional on a Task: its RNGs are saved otherwise
+    state.task_rng = task_state() if callable(task_state) else rng_states(task)
     state.global_rng = global_rng_state()
     checkpoint.save(state, status)
 
@@ -64,7 +65,9 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
     """Bring a freshly built algorithm/task/book/tracker to where ``state`` left off.
 
     Algorithm: ``load_state_dict`` if the checkpoint holds its state; otherwise replay: ask/tell algorithms
-    are asked again and told the recorded outcomes (no objective call); ``step`` algorithms re-run their
+    are asked again and told the recorded outcomes (no objective call; a run whose trials overlapped --
+    ``workers > 1`` or a Study with pending trials -- cannot be replayed exactly, and is told its recorded
+    points and outcomes in completion order, without a warning); ``step`` algorithms re-run their
     steps through ``step(algorithm, round)`` (which re-evaluates the objective; deterministic tasks give the
     recorded values again). Then the task's and the global RNG states are restored, and the tracker re-logs
     the recorded rounds (a tracker skips rounds its store already holds, so each step is logged exactly once).
@@ -82,7 +85,8 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
                          else task.space.encode(record.config, s.x.dtype).to(s.x.device))
                 s = Suggestion(record.config, point, record.queried, s.info)
             algorithm.tell(s, outcome)  # type: ignore[arg-type]
-        if diverged is not None:
+        concurrent = any("trial" in m for m in state.metrics)  # trials overlapped: asked with others pending
+        if diverged is not None and not concurrent:
             warnings.warn(f"resume: replaying '{name}' did not reproduce round {diverged}'s suggestion; it was told "
                           "the recorded history, but the rest of the run may differ from an uninterrupted one "
                           "(implement state_dict/load_state_dict for an exact resume)", ResumeWarning, stacklevel=3)
@@ -96,8 +100,9 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
             warnings.warn(f"resume: re-running the steps of '{name}' gave a different configuration at round "
                           f"{diverged}; implement state_dict/load_state_dict for an exact resume", ResumeWarning,
                           stacklevel=3)
-    if callable(getattr(task, "load_state_dict", None)):
-        task.load_state_dict(state.task_rng)
+    load_task_state = getattr(task, "load_state_dict", None)
+    if callable(load_task_state):
+        load_task_state(state.task_rng)
     else:
         load_rng_states(task, state.task_rng)
     if state.global_rng:

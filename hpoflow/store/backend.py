@@ -84,6 +84,7 @@ def init_store(uri: str) -> None:
         return
     db.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(db.with_name(db.name + ".lock")):
+        fresh = not db.exists() or db.stat().st_size == 0
         con = sqlite3.connect(db, timeout=30)
         try:
             retry(lambda: con.execute("PRAGMA journal_mode=WAL").fetchone())
@@ -91,7 +92,22 @@ def init_store(uri: str) -> None:
             con.close()
         client = _client(uri)
         retry(lambda: client.search_experiments(max_results=1))  # creates the tables on a fresh file
+        if fresh:
+            _default_experiment_beside(db, artifact_location(uri))
     _READY.add(uri)
+
+
+def _default_experiment_beside(db: Path, location: str | None) -> None:
+    """MLflow creates the "Default" experiment with artifacts in ``./mlruns`` of the *current directory*; in a
+    store this process just created, move that (still empty) location beside the database, as for every other
+    experiment. MLflow has no API to change an experiment's artifact location, hence the one SQL statement."""
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        with con:
+            retry(lambda: con.execute("UPDATE experiments SET artifact_location = ? WHERE experiment_id = 0",
+                                      (location,)))
+    finally:
+        con.close()
 
 
 def make_client(uri: str) -> Any:

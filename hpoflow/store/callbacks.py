@@ -12,7 +12,7 @@ from __future__ import annotations
 import atexit
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.experimental.callback import Callback
 
@@ -66,12 +66,25 @@ def contradiction(experiment: str, overrides: dict[str, str]) -> str | None:
     return None
 
 
+def _plain(node: Any) -> dict[str, Any]:
+    """A DictConfig as a plain dict, interpolations left as written."""
+    from omegaconf import OmegaConf
+
+    value = OmegaConf.to_container(node, resolve=False, throw_on_missing=False)
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a mapping in the composed config, got {type(value).__name__}")
+    return cast("dict[str, Any]", value)  # a DictConfig's keys are strings
+
+
 class StudyCallback(Callback):
     """One MLflow parent run per multirun (a *study*); see :mod:`hpoflow.store.sweeps`."""
 
     def __init__(self) -> None:
         self.client: Any = None
-        self.experiment_id = self.parent_run_id = self.invocation = self.name = None
+        self.experiment_id: str | None = None
+        self.parent_run_id: str | None = None
+        self.invocation: str | None = None
+        self.name: str | None = None
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         from omegaconf import OmegaConf, read_write
@@ -109,7 +122,7 @@ class StudyCallback(Callback):
                   f"{str(exc).splitlines()[0][:300] if str(exc) else ''})", file=sys.stderr, flush=True)
             sys.exit(2)
         declared_params = config.hydra.sweeper.get("params")
-        params = OmegaConf.to_container(declared_params, resolve=False) if declared_params is not None else {}
+        params = _plain(declared_params) if declared_params is not None else {}
         tasks = set(_values(overrides.get("task", ""))) | set(_values(params.get("task", "")))
         mlflow_experiment = tracking.get("experiment") or (
             next(iter(tasks)) if len(tasks) == 1 else (choices.get("task") if not tasks else "sweeps"))
@@ -118,7 +131,7 @@ class StudyCallback(Callback):
         self.invocation = sweeps.new_invocation()
         self.experiment_id = get_or_create_experiment(self.client, mlflow_experiment, artifact_location(uri))
         declared = {"experiment": experiment, "sweep": params, "overrides": list(overrides_list(config))}
-        composed = OmegaConf.to_container(config, resolve=False, throw_on_missing=False)
+        composed = _plain(config)
         composed.pop("hydra", None)
         text = OmegaConf.to_yaml(OmegaConf.create(redact_tree(composed)))
         self.parent_run_id, _ = sweeps.open_parent(
@@ -142,14 +155,16 @@ class StudyCallback(Callback):
 
     def close(self, interrupted: bool = False) -> Any:
         """End the parent run once, printing the study's account; returns it (None when nothing was open)."""
-        if self.parent_run_id is None or self not in _OPEN:
+        experiment_id, parent_run_id, invocation, name = (self.experiment_id, self.parent_run_id, self.invocation,
+                                                          self.name)  # all set once the parent run is open
+        if experiment_id is None or parent_run_id is None or invocation is None or name is None or self not in _OPEN:
             return None
         _OPEN.remove(self)
         from hpoflow.store import sweeps
 
         try:
-            return sweeps.close_parent(self.client, self.experiment_id, self.parent_run_id, self.invocation,
-                                       self.name, interrupted=interrupted)
+            return sweeps.close_parent(self.client, experiment_id, parent_run_id, invocation, name,
+                                       interrupted=interrupted)
         except Exception as exc:  # noqa: BLE001 - the jobs' runs are already safe; say why the parent is not
             print(f"Warning: could not close study run {self.parent_run_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)

@@ -32,6 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 PREFIX = "hpoflow.lease."
@@ -189,7 +190,7 @@ def release(client: Any, run_id: str, lease: Lease) -> None:
     if held is None or held.owner != lease.owner:
         return
     for key in TAGS:
-        retry(lambda key=key: client.delete_tag(run_id, key))
+        retry(partial(client.delete_tag, run_id, key))
 
 
 class Heartbeat:

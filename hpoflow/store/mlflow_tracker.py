@@ -7,6 +7,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ class MlflowTracker:
             self._stored_steps = {m.step for m in history}
             retry(lambda: self.client.update_run(run_id, status="RUNNING"))
             for key, value in tags.items():
-                retry(lambda key=key, value=value: self.client.set_tag(run_id, key, str(value)))
+                retry(partial(self.client.set_tag, run_id, key, str(value)))
             if "error" in retry(lambda: self.client.get_run(run_id)).data.tags:
                 retry(lambda: self.client.delete_tag(run_id, "error"))  # the earlier crash is over
             return
@@ -96,7 +97,7 @@ class MlflowTracker:
 
         items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
         for i in range(0, len(items), MAX_PARAMS):
-            retry(lambda batch=items[i:i + MAX_PARAMS]: self.client.log_batch(run.info.run_id, params=batch))
+            retry(partial(self.client.log_batch, run.info.run_id, params=items[i:i + MAX_PARAMS]))
 
     def _start_heartbeat(self) -> None:
         assert self.run_id is not None and self._lease is not None
@@ -145,7 +146,7 @@ class MlflowTracker:
             last = len(self._buffer) <= MAX_BATCH
             tags_now = pending if last else []
             with signals.deferred():  # a batch is written whole, and dropped from the buffer, or neither
-                retry(lambda b=batch, t=tags_now: self.client.log_batch(run_id, metrics=b, tags=t))
+                retry(partial(self.client.log_batch, run_id, metrics=batch, tags=tags_now))
                 self._buffer = self._buffer[MAX_BATCH:]
             if last:
                 pending = []
@@ -214,7 +215,7 @@ class MlflowTracker:
                     continue
                 outside = [p for p in paths if Path(p).resolve().parent != folder.resolve()]
                 for path in outside:  # files written elsewhere are logged one by one
-                    retry(lambda path=path: self.client.log_artifact(self.run_id, str(path)))
+                    retry(partial(self.client.log_artifact, self.run_id, str(path)))
             run_id = self.run_id
             retry(lambda: self.client.log_artifacts(run_id, str(folder)))  # one call for the whole folder
 

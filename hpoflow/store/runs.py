@@ -22,6 +22,7 @@ import argparse
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from hpoflow.store.lease import Lease, grace_for
@@ -46,13 +47,14 @@ def find_stale(client: Any, experiments: list[str] | None = None, grace_s: float
 
     exps = retry(lambda: client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=10_000))
     names = {e.experiment_id: e.name for e in exps if experiments is None or e.name in experiments}
-    stale, unleased = [], 0
+    stale: list[StaleRun] = []
+    unleased = 0
     if not names:
         return stale, unleased
     token = None
     while True:
-        page = retry(lambda token=token: client.search_runs(list(names), "attributes.status = 'RUNNING'",
-                                                            max_results=1000, page_token=token))
+        page = retry(partial(client.search_runs, list(names), "attributes.status = 'RUNNING'", max_results=1000,
+                             page_token=token))
         for run in page:
             lease = Lease.from_tags(run.data.tags)
             if lease is None:

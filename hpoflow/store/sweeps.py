@@ -20,6 +20,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,17 @@ class ConfigHashCollision(ValueError):
 
 
 def canonical(raw: dict[str, Any]) -> dict[str, Any]:
-    """The part of a resolved config that decides a run's result (what the hash covers)."""
-    return {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    """The part of a resolved config that decides a run's result (what the hash covers).
+
+    ``budget.executor`` never does; ``budget.workers`` only when above 1 (runs made before it existed keep
+    their hashes)."""
+    out = {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    if isinstance(out.get("budget"), dict):
+        budget = {k: v for k, v in out["budget"].items() if k != "executor"}
+        if budget.get("workers", 1) == 1:
+            budget.pop("workers", None)
+        out["budget"] = budget
+    return out
 
 
 def config_hash(raw: dict[str, Any]) -> str:
@@ -108,7 +118,8 @@ def check_same_config(run: Any, raw: dict[str, Any]) -> None:
     from hpoflow.store.params import to_mlflow_params
 
     mine = to_mlflow_params(canonical(raw))
-    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED}
+    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED
+              and k != "budget.executor" and (k, v) != ("budget.workers", "1")}  # as canonical() drops them
     for key in sorted(set(mine) | set(theirs)):
         if mine.get(key) != theirs.get(key):
             raise ConfigHashCollision(
@@ -198,7 +209,7 @@ def open_parent(client: Any, experiment_id: str, key: str, name: str, tags: dict
     retry(lambda: client.set_tag(run_id, "sweep_id", run_id))  # the jobs' sweep_id: stable across re-runs
     items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
     for chunk in (items[i:i + 100] for i in range(0, len(items), 100)):
-        retry(lambda chunk=chunk: client.log_batch(run_id, params=chunk))
+        retry(partial(client.log_batch, run_id, params=chunk))
     if config_text:
         retry(lambda: client.log_text(run_id, config_text, "study.yaml"))
     return run_id, True
@@ -262,7 +273,7 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
     finished = acc.total - acc.failed - acc.running
     for key, value in (("finished", finished), ("failed", acc.failed), ("unfinished", acc.running),
                        ("total", acc.total)):
-        retry(lambda key=key, value=value: client.set_tag(parent_run_id, f"hpoflow.store.runs.{key}", str(value)))
+        retry(partial(client.set_tag, parent_run_id, f"hpoflow.runs.{key}", str(value)))
     status = "KILLED" if interrupted else ("FINISHED" if acc.failed == 0 and acc.running == 0 else "FAILED")
     retry(lambda: client.set_terminated(parent_run_id, status=status))
     print(acc.line(name), file=sys.stdout, flush=True)

@@ -72,12 +72,24 @@ class ExactGP:
     differentiable in its input so acquisition functions can be optimised by gradient.
     """
 
+    X: Tensor       # n x d: the inputs held
+    y: Tensor       # n: their outputs, in y's units
+    y_mean: Tensor  # scalar: the standardisation's shift
+    y_std: Tensor   # scalar: its scale
+    L: Tensor       # n x n: lower Cholesky factor of k(X, X) + noise I (standardised units)
+    alpha: Tensor   # n: K^{-1} (z - prior_mean), z the standardised outputs
+
     def __init__(self, dim: int, config: GPConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         self.config = config or GPConfig()
         self.dim, self.dtype, self.device = dim, dtype, torch.device(device)
         self.X = torch.empty(0, dim, dtype=dtype, device=self.device)
         self.y = torch.empty(0, dtype=dtype, device=self.device)
+        self.y_mean = torch.zeros((), dtype=dtype, device=self.device)  # set by every fit; the identity before
+        self.y_std = torch.ones((), dtype=dtype, device=self.device)
+        self.z = torch.empty(0, dtype=dtype, device=self.device)
+        self.L = torch.empty(0, 0, dtype=dtype, device=self.device)
+        self.alpha = torch.empty(0, dtype=dtype, device=self.device)
         self._updates_since_fit = 0
         self._n_at_fit = 0
         self._fits = 0
@@ -159,7 +171,7 @@ class ExactGP:
         c = self.config
         if c.fit != "mll" or c.refit_every == NEVER:
             return False
-        if c.refit_every is not None:
+        if isinstance(c.refit_every, int):  # else null: the auto schedule (validation allows nothing more)
             return self._updates_since_fit >= c.refit_every
         if self.n + x.shape[0] >= (1 + c.refit_growth) * self._n_at_fit:
             return True
@@ -195,7 +207,10 @@ class ExactGP:
             hi = float(c.upper_bound.max()) if c is not None and not c.enforced and torch.isfinite(
                 c.upper_bound).all() else None
             log_scale = lo is not None and lo > 0  # lengthscales and noise: search log values (better conditioned)
-            bound = (math.log(lo), math.log(hi) if hi is not None else None) if log_scale else (lo, hi)
+            if lo is not None and log_scale:
+                bound: tuple[float | None, float | None] = (math.log(lo), math.log(hi) if hi is not None else None)
+            else:
+                bound = (lo, hi)
             bounds += [bound] * p.numel()
             positive += [log_scale] * p.numel()
         mask = np.array(positive, dtype=bool)

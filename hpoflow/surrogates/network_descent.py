@@ -110,7 +110,7 @@ def descend(loss_fn: NetworkLoss, W: np.ndarray, X: np.ndarray, y: np.ndarray, o
             W += (-lr / (1.0 - 0.9**n)) * (first / denom)
         else:
             W += -lr * grad
-        if check:
+        if check and loss is not None:
             best = float(loss.min())
             if target is not None and best <= target:
                 break  # converged: the best start already fits to within the target

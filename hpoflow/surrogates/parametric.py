@@ -32,6 +32,9 @@ class ParametricModel:
     ``d_w = 25 d + 25 + 25 + 1`` (551 for d = 20).
     """
 
+    config: ParametricConfig
+    d_w: int  # the number of weights
+
     def __init__(self, dim: int, config: ParametricConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         self.config = config or ParametricConfig()
@@ -188,7 +191,7 @@ class ParametricModel:
 
     def network_loss(self) -> NetworkLoss:
         """The oracle's per-row loss and gradient in numpy for this architecture and the current config."""
-        layers = [tuple(shape) for shape in self.shapes if len(shape) == 2]  # Linear weights: (out, in)
+        layers = [(shape[0], shape[1]) for shape in self.shapes if len(shape) == 2]  # Linear weights: (out, in)
         return NetworkLoss(layers, self.config.activation, self.config.weight_decay)
 
     def _fit_batched(self, X: Tensor, y: Tensor, W: Tensor, iterations: int, stall: float = 0.0) -> Tensor:
@@ -207,6 +210,13 @@ class NeuralSurrogate:
     ``A = prior_precision I + G^T G / noise`` over the training gradients ``G`` (neural-linear model),
     both in standardised output units.
     """
+
+    config: ParametricConfig
+    model: ParametricModel
+    X: Tensor       # n x d
+    y: Tensor       # n
+    y_mean: Tensor  # scalar
+    y_std: Tensor   # scalar
 
     def __init__(self, dim: int, config: ParametricConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu", seed: int = 0) -> None:

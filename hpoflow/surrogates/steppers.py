@@ -8,6 +8,8 @@ made GO-UCB's first Phase II round 10x slower than the rest (issue 20). The func
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor
 from torch.optim.adam import adam
@@ -33,7 +35,7 @@ class Stepper:
             p.grad = None
 
     @torch.no_grad()
-    def step(self, grads: list[Tensor | None] | None = None) -> None:
+    def step(self, grads: Sequence[Tensor | None] | None = None) -> None:
         """One step on every tensor with a gradient: ``grads`` (one per tensor, in order), else each ``.grad``."""
         grads = grads if grads is not None else [p.grad for p, _ in self.groups]
         for (p, lr), grad, (exp_avg, exp_avg_sq, step) in zip(self.groups, grads, self.state):

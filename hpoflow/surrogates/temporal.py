@@ -50,6 +50,13 @@ class TemporalGP:
     after the last observation. ``n_factorisations`` counts the cubic (re)factorisations done so far.
     """
 
+    config: TemporalGPConfig
+    epsilon: float     # the forgetting rate in use (fitted when fit_epsilon)
+    fit_epsilon: bool
+    X: Tensor          # n x d
+    y: Tensor          # n
+    L: Tensor          # n x n
+
     def __init__(self, dim: int, config: TemporalGPConfig | None = None, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         self.config = config or TemporalGPConfig()
@@ -164,7 +171,7 @@ class TemporalGP:
             self.y = torch.cat([self.y, torch.tensor([y], dtype=self.dtype, device=self.device)])
             self.h = torch.cat([self.h, torch.tensor([t], dtype=self.dtype, device=self.device)])
             if self._candidates is not None:
-                self._extend_cache(x, l12, d, w_new, t)
+                self._extend_cache(x, self._candidates, l12, d, w_new, t)
 
     # -- hyperparameters ----------------------------------------------------------------------
     def negative_log_likelihood(self, epsilon: float) -> float:
@@ -212,12 +219,12 @@ class TemporalGP:
         if self._candidates is not None:
             self._prior_var = torch.diagonal(self.k_space(self._candidates[:1], self._candidates[:1])).expand(m)
 
-    def _extend_cache(self, x: Tensor, l12: Tensor, d: float, w_new: float, t: float) -> None:
+    def _extend_cache(self, x: Tensor, candidates: Tensor, l12: Tensor, d: float, w_new: float, t: float) -> None:
         s = self.decay ** (t - self._t_ref) if self._V.shape[0] else 1.0
         self._V.mul_(s)
         self._m_ref.mul_(s)
         self._q_ref.mul_(s * s)
-        r = (self.k_space(x, self._candidates).squeeze(0) - l12 @ self._V) / d
+        r = (self.k_space(x, candidates).squeeze(0) - l12 @ self._V) / d
         self._V = torch.cat([self._V, r.unsqueeze(0)])
         self._m_ref.add_(r * w_new)
         self._q_ref.add_(r * r)

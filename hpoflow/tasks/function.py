@@ -5,9 +5,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.records import Direction, Evaluation, as_evaluation
 from hpoflow.core.space import SearchSpace, describe_space
 from hpoflow.tasks.base import Task
+
+__all__ = ["FunctionTask", "Objective", "as_evaluation"]
 
 Objective = Callable[[dict[str, Any]], "float | Evaluation"]
 
@@ -39,20 +41,3 @@ class FunctionTask(Task):
         if self.optimum is not None:
             out["optimum"] = self.optimum
         return out
-
-
-def as_evaluation(value: Any) -> Evaluation:
-    """A float (or an int, a 0-d tensor / NumPy scalar) or an Evaluation, as an Evaluation.
-
-    Raises:
-        TypeError: anything else (a dict, a string, a tensor with several elements).
-    """
-    if isinstance(value, Evaluation):
-        return value
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise TypeError(f"the objective returned {value!r}; expected a float or an Evaluation")
-    try:
-        return Evaluation(value=float(value))
-    except (TypeError, ValueError):
-        raise TypeError(f"the objective returned {type(value).__name__} {value!r:.80}; expected a float or an "
-                        "Evaluation") from None

@@ -55,26 +55,28 @@ def _suite_estimator(model: str, config: dict[str, Any], seed: int, regression: 
         params["hidden_layer_sizes"] = (int(params["hidden_layer_sizes"]),)
     seeded = {"random_state": seed}
     if regression:
-        cls, fixed = {
+        regressors: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
             "rf": (ensemble.RandomForestRegressor, {"n_estimators": 10, "n_jobs": 1, **seeded}),
             "dt": (tree.DecisionTreeRegressor, seeded), "gb": (ensemble.GradientBoostingRegressor, seeded),
             "ada": (ensemble.AdaBoostRegressor, seeded), "knn": (neighbors.KNeighborsRegressor, {}),
             "svm": (svm.SVR, {"kernel": "rbf"}), "linear": (linear_model.Ridge, seeded),
             "lasso": (linear_model.Lasso, seeded),
             "mlp": (neural_network.MLPRegressor, {"solver": "adam", "early_stopping": True, **seeded}),
-        }[model]
+        }
+        cls, fixed = regressors[model]
         est = cls(**fixed, **params)
     elif model in ("linear", "lasso"):  # Bayesmark: liblinear one-vs-rest logistic regression, l2 or l1
         est = OneVsRestClassifier(linear_model.LogisticRegression(
             solver="liblinear", l1_ratio=1.0 if model == "lasso" else 0.0, random_state=seed, **params))
     else:
-        cls, fixed = {
+        classifiers: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
             "rf": (ensemble.RandomForestClassifier, {"n_estimators": 10, "n_jobs": 1, **seeded}),
             "dt": (tree.DecisionTreeClassifier, seeded), "gb": (ensemble.GradientBoostingClassifier, seeded),
             "ada": (ensemble.AdaBoostClassifier, seeded), "knn": (neighbors.KNeighborsClassifier, {}),
             "svm": (svm.SVC, {"kernel": "rbf", **seeded}),
             "mlp": (neural_network.MLPClassifier, {"solver": "adam", "early_stopping": True, **seeded}),
-        }[model]
+        }
+        cls, fixed = classifiers[model]
         est = cls(**fixed, **params)
     return make_pipeline(StandardScaler(), est) if model in ("svm", "knn", "mlp", "linear", "lasso") else est
 

@@ -8,7 +8,7 @@ same style. ``go_ucb``: paper 004's Appendix D.2 spaces (rf, mlp, gb on classifi
 """
 from __future__ import annotations
 
-from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace
+from hpoflow.core.space import Bool, Categorical, Float, Int, Parameter, SearchSpace
 
 SPACES = ("bayesmark", "go_ucb")
 
@@ -30,8 +30,9 @@ _RIDGE = (Float("alpha", 1e-2, 1e2, log=True), Bool("fit_intercept"), Int("max_i
 _LASSO = (Float("alpha", 1e-2, 1e2, log=True), Bool("fit_intercept"), Int("max_iter", 10, 5000, log=True),
           Float("tol", 1e-5, 1e-1, log=True), Bool("positive"))
 
-BAYESMARK = {"knn": _KNN, "svm": _SVM, "dt": _TREE, "rf": _TREE, "mlp": _MLP, "ada": _ADA, "gb": _GB,
-             "linear": _LOGISTIC, "lasso": _LOGISTIC}
+BAYESMARK: dict[str, tuple[Parameter, ...]] = {
+    "knn": _KNN, "svm": _SVM, "dt": _TREE, "rf": _TREE, "mlp": _MLP, "ada": _ADA, "gb": _GB,
+    "linear": _LOGISTIC, "lasso": _LOGISTIC}
 BAYESMARK_REGRESSION = {**BAYESMARK, "linear": _RIDGE, "lasso": _LASSO}
 MODELS = tuple(BAYESMARK)
 

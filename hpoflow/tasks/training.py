@@ -23,11 +23,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from hpoflow.core.records import Direction, Evaluation
-from hpoflow.core.space import Float, Int, SearchSpace
+from hpoflow.core.space import Float, Int, Parameter, SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 
-RANGES = {"lr": Float("lr", 1e-3, 1.0, log=True), "momentum": Float("momentum", 0.0, 0.95),
-          "weight_decay": Float("weight_decay", 1e-6, 1e-1, log=True), "width": Int("width", 2, 32, log=True)}
+RANGES: dict[str, Parameter] = {
+    "lr": Float("lr", 1e-3, 1.0, log=True), "momentum": Float("momentum", 0.0, 0.95),
+    "weight_decay": Float("weight_decay", 1e-6, 1e-1, log=True), "width": Int("width", 2, 32, log=True)}
 
 
 @dataclass(frozen=True)

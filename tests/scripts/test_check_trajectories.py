@@ -17,6 +17,7 @@ def test_first_difference_names_the_first_round_that_changed():
     assert _first_difference(a, a[:1]) == "differs in length (2 vs 1 rounds)"
 
 
+@pytest.mark.cli
 def test_against_head_reports_the_jobs_identical():
     if not (REPO / ".git").exists():
         pytest.skip("needs a git checkout (git archive)")

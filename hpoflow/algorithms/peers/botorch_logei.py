@@ -71,6 +71,7 @@ class BoTorchLogEI(PeerAlgorithm):
     """Sobol initial design, then one LogEI candidate per round from a GP refitted on every observation."""
 
     name = "botorch_logei"
+    pending_refusal = "its analytic LogEI proposes one point (q=1) from every earlier observation"
 
     def __init__(self, config: BoTorchConfig, ctx: BuildContext) -> None:
         super().__init__(ctx)

@@ -37,6 +37,7 @@ class NevergradOptimizer(PeerAlgorithm):
     """One Nevergrad optimizer with ``budget=budget.rounds`` and one worker."""
 
     name = "nevergrad_ngopt"
+    pending_refusal = "its optimizer is built for num_workers=1"
 
     def __init__(self, config: NevergradConfig, ctx: BuildContext) -> None:
         super().__init__(ctx)

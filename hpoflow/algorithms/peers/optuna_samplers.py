@@ -36,6 +36,7 @@ class OptunaSampler(PeerAlgorithm):
     """An Optuna study in memory; ``make_sampler`` picks the sampler (seeded from ``seed``)."""
 
     name = "optuna"
+    pending_rule = "optuna_running_trials"  # several RUNNING trials in one Optuna study (TPE: its constant liar)
 
     def __init__(self, config: Any, ctx: BuildContext) -> None:
         super().__init__(ctx)
@@ -45,17 +46,27 @@ class OptunaSampler(PeerAlgorithm):
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             sampler = self.make_sampler(config, ctx.seed)
         self.study = optuna.create_study(direction=ctx.task.direction.value, sampler=sampler)
-        self._trial: optuna.Trial | None = None
+        self._trials: dict[int, optuna.Trial] = {}  # id(suggestion) -> its RUNNING trial, in ask order
 
     def make_sampler(self, config: Any, seed: int) -> optuna.samplers.BaseSampler:
         raise NotImplementedError
 
     def ask(self, round: int) -> Suggestion:
-        self._trial = self.study.ask(self.distributions)
-        return self.suggestion(self._trial.params)
+        trial = self.study.ask(self.distributions)
+        s = self.suggestion(trial.params)
+        self._trials[id(s)] = trial
+        return s
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
-        trial, self._trial = self._trial, None
+        # a replayed round (resume) may tell a rebuilt Suggestion: it completes the oldest running trial
+        trial = self._trials.pop(id(suggestion), None) or self._trials.pop(next(iter(self._trials)))
+        if trial.params != suggestion.config:  # that replayed ask diverged: record the point that was evaluated
+            self.study.tell(trial, state=TrialState.FAIL)
+            if not isinstance(outcome, Failure):
+                self.study.add_trial(optuna.trial.create_trial(params=suggestion.config,
+                                                               distributions=self.distributions,
+                                                               value=float(outcome.value)))
+            return
         if isinstance(outcome, Failure):
             self.study.tell(trial, state=TrialState.FAIL)
         else:
@@ -68,7 +79,8 @@ class OptunaTPE(OptunaSampler):
     name = "optuna_tpe"
 
     def make_sampler(self, config: OptunaConfig, seed: int) -> optuna.samplers.BaseSampler:
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=config.n_startup_trials)
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=config.n_startup_trials,
+                                           constant_liar=True)  # pending trials: its lie (no change when sequential)
 
 
 class OptunaGP(OptunaSampler):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from ConfigSpace import Categorical as CSCategorical
@@ -29,7 +30,8 @@ from hpoflow.algorithms.peers.configs import SMACConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float, Int, SearchSpace
 
-FACADES = {"hpo": HyperparameterOptimizationFacade, "blackbox": BlackBoxFacade}
+FACADES: dict[str, type[HyperparameterOptimizationFacade] | type[BlackBoxFacade]] = {
+    "hpo": HyperparameterOptimizationFacade, "blackbox": BlackBoxFacade}
 QUIET = 40  # SMAC's logging level: errors only (it logs every incumbent change at INFO)
 
 
@@ -64,7 +66,7 @@ class SMACOptimizer(PeerAlgorithm):
         super().__init__(ctx)
         self._folder = tempfile.TemporaryDirectory(prefix="hpoflow-smac-")
         scenario = Scenario(configuration_space(ctx.task.space, ctx.seed), deterministic=True,
-                            n_trials=max(ctx.rounds, 1), seed=ctx.seed, output_directory=self._folder.name)
+                            n_trials=max(ctx.rounds, 1), seed=ctx.seed, output_directory=Path(self._folder.name))
         facade = FACADES[config.facade]
         kwargs: dict[str, Any] = {}
         if config.n_init is not None:
@@ -72,7 +74,10 @@ class SMACOptimizer(PeerAlgorithm):
         encoder = type(facade.get_runhistory_encoder(scenario))(scenario, considered_states=[StatusType.SUCCESS])
         self.smac = facade(scenario, target_function=_never_called, overwrite=True, logging_level=QUIET,
                            runhistory_encoder=encoder, **kwargs)
-        self.crash_cost = float(scenario.crash_cost)
+        crash_cost = scenario.crash_cost  # one objective: a float (a list only for several objectives)
+        if isinstance(crash_cost, list):
+            raise TypeError(f"SMAC's crash_cost is per objective ({crash_cost}); hpoflow has one objective")
+        self.crash_cost = float(crash_cost)
         self._trial: TrialInfo | None = None
 
     def ask(self, round: int) -> Suggestion:
@@ -81,6 +86,8 @@ class SMACOptimizer(PeerAlgorithm):
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         trial, self._trial = self._trial, None
+        if trial is None:
+            raise RuntimeError("tell() without a pending ask()")
         if isinstance(outcome, Failure) or not math.isfinite(outcome.value):
             value = TrialValue(cost=self.crash_cost, status=StatusType.CRASHED)
         else:

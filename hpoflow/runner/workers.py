@@ -1,0 +1,75 @@
+"""Asynchronous parallel evaluation: up to ``budget.workers`` trials of one run at once.
+
+A new trial is asked as soon as one ends (no batch barrier), with the trials still running passed to the
+algorithm as pending points (:meth:`hpoflow.loop.Loop.ask`). Every tell goes through the loop as in a
+sequential run, so records, tracking, checkpoints and resume are the same; a round is a *completed* trial
+(completion order), and each round also logs its ``trial`` number (ask order) and the trials still ``pending``.
+
+Workers are threads (objectives that release the GIL: PyTorch, NumPy, subprocesses, sleeps, remote calls) or
+processes (``executor="process"``: pure-Python objectives; the task must pickle, so ``fn`` must be a module-level
+function, and a script needs ``if __name__ == "__main__":``). The standard library's executors do the pooling.
+"""
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from typing import Any
+
+from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.runner.loop import Loop, RunResult, evaluate
+from hpoflow.tasks.base import Task
+
+_TASK: Task | None = None  # a process worker's copy of the task, sent once (not with every trial)
+
+
+def _set_task(task: Task) -> None:
+    global _TASK
+    _TASK = task
+
+
+def _evaluate_here(config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
+    assert _TASK is not None
+    return evaluate(_TASK, config, round, observe)
+
+
+def make_executor(kind: str, workers: int, task: Task) -> Executor:
+    """A pool of ``workers`` threads or (spawned) processes that evaluate ``task``."""
+    if kind == "process":
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_set_task,
+                                   initargs=(task,))
+    if kind == "thread":
+        return ThreadPoolExecutor(workers, thread_name_prefix="hpoflow-worker")
+    raise ValueError(f"executor={kind!r} is unknown; allowed: thread, process")
+
+
+def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunResult:
+    """Run ``loop`` on its own task with up to ``workers`` trials at once, then finish it.
+
+    On a failure under ``on_error=fail``, Ctrl-C or a lost store, the run ends FAILED/KILLED as a sequential one
+    does (every completed round logged and checkpointed); trials still running are cancelled or left to end
+    unrecorded, and a resume asks for them again.
+
+    Raises:
+        ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
+    """
+    pool = make_executor(executor, workers, loop.task)
+    running: dict[Future[Evaluation | Failure], Suggestion] = {}
+    try:
+        with loop.guard():
+            while True:
+                while len(running) < workers and loop.can_ask:
+                    s = loop.ask()
+                    t = loop.trial_number(s)
+                    if executor == "process":
+                        future = pool.submit(_evaluate_here, s.config, t, s.observe)
+                    else:
+                        future = pool.submit(evaluate, loop.task, s.config, t, s.observe)
+                    running[future] = s
+                if not running:
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda f: loop.trial_number(running[f])):
+                    loop.tell(running.pop(future), future.result())
+    finally:
+        pool.shutdown(wait=not running, cancel_futures=True)
+    return loop.finish()
