@@ -150,11 +150,18 @@ def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_
     run_cli("algo=gp_ei", "task=branin", "budget.rounds=5", "seed=0", f"tracking.uri={ready_store}",
             "progress=false", "on_error=skip")  # a Study's default: a failed trial is recorded and the study goes on
     task = make_branin(seed=0)
-    with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": ready_store, "experiment": "study"},
-               name="branin", optimum=task.optimum) as study:
-        while not study.done:
-            trial = study.ask()
-            study.tell(trial, task.evaluate(trial.config, round=trial.number))
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the CLI's subprocess (OMP_NUM_THREADS=1): the hardware tag names the count
+    try:
+        with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": ready_store, "experiment": "study"},
+                   name="branin", optimum=task.optimum) as study:
+            while not study.done:
+                trial = study.ask()
+                study.tell(trial, task.evaluate(trial.config, round=trial.number))
+    finally:
+        torch.set_num_threads(threads)
     client = MlflowClient(ready_store)
     (cli,) = client.search_runs([client.get_experiment_by_name("branin").experiment_id])
     ours = client.get_run(study.run_id)

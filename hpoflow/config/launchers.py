@@ -45,7 +45,7 @@ def check_launcher(launcher: Mapping[str, Any]) -> str | None:
         value = launcher.get(key)
         ok = {"partition": isinstance(value, str) and value.strip() != "",
               "timeout_min": isinstance(value, int) and _number(value) and value >= 1,
-              "mem_gb": _number(value) and value > 0,
+              "mem_gb": isinstance(value, (int, float)) and _number(value) and value > 0,
               "array_parallelism": isinstance(value, int) and _number(value) and value >= 1}[key]
         if not ok:
             shown = "null" if value is None else repr(value)

@@ -99,7 +99,8 @@ class StudyCallback(Callback):
         )
         from hpoflow.store.params import redact_tree
 
-        problem = check_launcher(OmegaConf.to_container(config.hydra.launcher, resolve=False))
+        launcher = OmegaConf.to_container(config.hydra.launcher, resolve=False)
+        problem = check_launcher(launcher if isinstance(launcher, dict) else {})  # type: ignore[arg-type]
         if problem:  # before any job is built or submitted
             print(f"Error: {problem}", file=sys.stderr, flush=True)
             sys.exit(2)

@@ -162,13 +162,13 @@ def _driver_signals() -> dict[int, Any]:
 
     if threading.current_thread() is not threading.main_thread():
         return {}
-    previous = {sig: signal.getsignal(sig) for sig in HANDLED_SIGNALS}
+    previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in HANDLED_SIGNALS}
     for sig in HANDLED_SIGNALS:
         signal.signal(sig, _raise_driver_signal)
     return previous
 
 
-def lost_error_types() -> tuple[type, ...]:
+def lost_error_types() -> tuple[type[BaseException], ...]:
     import ray.exceptions as rex
 
     return tuple(getattr(rex, name) for name in LOST_ERRORS if hasattr(rex, name))
@@ -285,13 +285,13 @@ class RayLauncher(Launcher):
             for ref in pending:
                 ray.cancel(ref, force=False)  # a KeyboardInterrupt inside the job: its run is marked KILLED
             ray.wait(list(pending), num_returns=len(pending), timeout=STOP_WAIT_S)
-            signum = getattr(exc, "signum", _RECEIVED[0] if _RECEIVED else signal.SIGINT)
+            signum = int(getattr(exc, "signum", _RECEIVED[0] if _RECEIVED else signal.SIGINT))
             print(f"Error: the sweep was interrupted by {signal.Signals(signum).name}; its running jobs were stopped "
                   "(KILLED); run the same command again to resume them", file=sys.stderr, flush=True)
             sys.exit(128 + signum)
         finally:
-            for sig, handler in previous.items():
+            for old_signal, handler in previous.items():
                 if handler is not None:
-                    signal.signal(sig, handler)
+                    signal.signal(old_signal, handler)
             _note_counts(self.retried, self.failed)
         return [r for r in results if r is not None]
