@@ -101,10 +101,7 @@ def run_one(variant: str, algo: str, overrides: dict, key: str, seed: int, out: 
 
         torch.set_num_threads(1)
         from hpoflow import run_config
-        try:
-            from hpoflow.config import settings as app
-        except ImportError:  # a revision from before the layer folders (--against)
-            from hpoflow import app  # type: ignore[no-redef]
+        from hpoflow.config import settings as app
 
         task, tkw, n, T = TASKS[key]
         init = {} if algo == "random" else {"n_init": n}

@@ -29,6 +29,16 @@ def pin_threads() -> None:
         os.environ[name] = "1"
 
 
+def before_layers() -> bool:
+    """Whether the imported hpoflow is a revision from before the layer folders (``--against`` an old commit).
+
+    Decided by the package's files, not by trying imports: an editable install of the current tree would answer
+    ``hpoflow.config`` from there and mix two revisions in one process."""
+    import hpoflow
+
+    return not (Path(hpoflow.__file__).parent / "config" / "settings.py").is_file()
+
+
 def export_revision(rev: str) -> Path:
     """A temporary folder holding ``hpoflow/`` and ``conf/`` as they are at git revision ``rev``."""
     folder = Path(tempfile.mkdtemp(prefix="hpoflow-rev-"))

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH: --against's revision comes first
-from scripts.bench_common import add_against_arguments, answered_as_child, measure_with_against, pin_threads
+from scripts.bench_common import (
+    add_against_arguments,
+    answered_as_child,
+    before_layers,
+    measure_with_against,
+    pin_threads,
+)
 
 pin_threads()
 
@@ -53,13 +59,13 @@ def _run(overrides: tuple[Any, ...]) -> list[list[Any]]:
     """Every round of one job as ``[round, config, value, queried]``; a tuple override: the first accepted."""
     from hpoflow.api import run_config
 
-    try:
-        from hpoflow.config import registry
-        from hpoflow.config.settings import ConfigError
-    except ImportError:  # a revision from before the layer folders (--against)
+    if before_layers():  # --against a revision from before the layer folders
         from hpoflow.app import ConfigError  # type: ignore[no-redef]
 
         from hpoflow import registry  # type: ignore[no-redef]
+    else:
+        from hpoflow.config import registry
+        from hpoflow.config.settings import ConfigError
 
     algo = overrides[0].removeprefix("algo=")
     overrides = tuple(o for x in overrides for o in (registry.get("algorithm", algo).smoke if x == SMOKE else (x,)))

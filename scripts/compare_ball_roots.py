@@ -46,11 +46,12 @@ def run(task_key: str, seed: int) -> list[tuple[float, float]]:
     import torch
 
     from hpoflow import run_config
+    from scripts.bench_common import before_layers
 
-    try:
-        from hpoflow.config import settings as app
-    except ImportError:  # a revision from before the layer folders (--against)
+    if before_layers():  # --against a revision from before the layer folders
         from hpoflow import app  # type: ignore[no-redef]
+    else:
+        from hpoflow.config import settings as app
     from hpoflow.algorithms import go_ucb
 
     pairs: list[tuple[float, float]] = []
