@@ -171,7 +171,9 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
 
     state, checkpoint_path = resume if resume is not None else (None, None)
     if state is not None and state.meta.get("status") == "FINISHED":
-        print(f"resume: the run already finished ({state.round} rounds); nothing to do", file=sys.stdout)
+        how = (" (its store says FINISHED with every round; the process ended before marking its checkpoint)"
+               if state.meta.get("finished_by") == "store" else "")
+        print(f"resume: the run already finished ({state.round} rounds){how}; nothing to do", file=sys.stdout)
         return None
     if state is not None:
         config_text = state.meta.get("config_text", config_text)

@@ -157,9 +157,12 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
     settings = validate(raw)
     if settings.tracking.enabled:
         try:
-            verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every)
+            stored = verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every)
         except CheckpointError as exc:
             raise ConfigError(f"resume={resume!r}: {exc}") from None
+        if stored == "FINISHED" and state.meta.get("status") != "FINISHED":
+            state.meta["status"] = "FINISHED"  # every round of the checkpoint is in the store, which says FINISHED
+            state.meta["finished_by"] = "store"
     return settings, state, str(path)
 
 
