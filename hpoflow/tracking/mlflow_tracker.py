@@ -56,6 +56,7 @@ class MlflowTracker:
         self.plots = plots
         self.client = make_client(uri)
         self.run_id: str | None = run_id
+        self.experiment_id: str | None = None
         self._buffer: list[Any] = []
         self._rows: list[dict[str, Any]] = []
         self._rounds_since_flush = 0
@@ -82,6 +83,7 @@ class MlflowTracker:
             run_id = self.run_id
             self._lease = leases.acquire(self.client, run_id, self.heartbeat_s)  # LeaseHeld, RunFinished
             self._start_heartbeat()
+            self.experiment_id = retry(lambda: self.client.get_run(run_id)).info.experiment_id
             history = retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))
             self._stored_steps = {m.step for m in history}
             retry(lambda: self.client.update_run(run_id, status="RUNNING"))
@@ -91,6 +93,7 @@ class MlflowTracker:
                 retry(lambda: self.client.delete_tag(run_id, "error"))  # the earlier crash is over
             return
         exp_id = get_or_create_experiment(self.client, self.experiment, artifact_location(self.uri))
+        self.experiment_id = exp_id
         self._lease = leases.Lease.mine(self.heartbeat_s)
         run_tags = {**{k: mask_secrets(str(v)) for k, v in tags.items()}, **self._lease.tags()}
         run = retry(lambda: self.client.create_run(exp_id, tags=run_tags, run_name=self.run_name))
