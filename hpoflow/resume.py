@@ -126,13 +126,14 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
     ``_target_`` are only rebuilt from a checkpoint named by path, never from one found through an MLflow tag.
     """
     from hpoflow.app import ConfigError, validate
-    from hpoflow.checkpoint import CheckpointError, load, locate
+    from hpoflow.checkpoint import CheckpointError, check_folder, load, locate
     from hpoflow.resume_guard import differing_override, redacted_keys, secret_overrides, verify_store
     from hpoflow.tracking.store import default_uri
 
     try:
         path = locate(resume, uri or default_uri())
         state = load(path)
+        check_folder(state, path)
     except CheckpointError as exc:
         raise ConfigError(str(exc)) from None
     raw = dict(state.meta.get("config") or {})
