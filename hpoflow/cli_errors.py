@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,43 @@ class JobFailed(RuntimeError):
         self.status = status
 
 
+MAX_DIGITS = 4300  # Python reads longer integers only after sys.set_int_max_str_digits
+_OPTIONS_WITH_VALUE = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn", "--cfg", "-c",
+                       "--package", "-p", "--info", "-i", "--experimental-rerun")
+
+
+def argv_error(argv: list[str]) -> str | None:
+    """One line for a command line Hydra's parser would answer with its usage text or a traceback, else None.
+
+    * an override after an option that follows other overrides (``algo=random --config-dir X task=branin``):
+      argparse reads the options first, so the later overrides would be "unrecognized arguments";
+    * a number longer than Python reads (``seed=<5,000 digits>``).
+    """
+    first_override: str | None = None
+    option: str | None = None
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg.startswith("-"):
+            if first_override is not None:
+                option = option or arg
+            skip = arg in _OPTIONS_WITH_VALUE
+            continue
+        key, _, value = arg.partition("=")
+        digits = value.lstrip("+-").replace("_", "")
+        if digits.isdigit() and len(digits) > MAX_DIGITS:
+            return (f"{key}=<{len(digits)} digits> is not a usable number (at most {MAX_DIGITS} digits; "
+                    f"e.g. seeds are 0 to {2**63 - 1})")
+        if option is not None:
+            return (f"the option '{option}' comes after the override '{first_override}': Hydra reads options "
+                    f"first; put every option before the overrides (python -m hpoflow {option} ... "
+                    f"{first_override} {arg})")
+        first_override = first_override or arg
+    return None
+
+
 def one_line(ex: BaseException) -> str | None:
     """A one-line message for a Hydra/OmegaConf composition error, or None if it is not one."""
     from hydra.errors import CompactHydraException, MissingConfigException
@@ -39,9 +77,14 @@ def one_line(ex: BaseException) -> str | None:
         if any(f"hydra/launcher/{p}" in head for p in ("ray", "submitit")):
             head += " (the launcher plugin is not installed: pip install 'hpoflow[cluster]')"
         return f"{head}; allowed: {', '.join(options)}" if options else head
+    ambiguous = re.match(r"Ambiguous value for argument '([^']*)'", str(ex))
+    if ambiguous:  # a comma list without -m
+        arg = ambiguous.group(1)
+        return (f"'{arg}' gives several values: to run one job per value add -m (python -m hpoflow -m {arg} ...); "
+                f"for a list value write {arg.split('=')[0]}=[{arg.split('=', 1)[-1]}], for one string quote it")
     if isinstance(ex, CompactHydraException):
         cause = ex.__cause__
-        head = str(ex).splitlines()[0]
+        head = _tidy(str(ex).splitlines()[0])
         if isinstance(cause, OmegaConfBaseException):
             first = str(cause).splitlines()[0]
             allowed = ""
@@ -52,6 +95,19 @@ def one_line(ex: BaseException) -> str | None:
             return f"{head}: {first}" + (f" (key: {key})" if key else "") + allowed
         return " ".join(str(ex).split())
     return None
+
+
+def _tidy(head: str) -> str:
+    """Hydra's heads without a doubled "Error" or stray punctuation: "Error merging override x" -> "cannot apply
+    the override x", "Could not override 'a.b'." -> "cannot override 'a.b'"."""
+    head = head.strip().rstrip(".").rstrip(":")
+    if head.startswith("Error merging override "):
+        head = "cannot apply the override " + head.removeprefix("Error merging override ")
+    elif head.startswith("Could not override "):
+        head = "cannot override " + head.removeprefix("Could not override ")
+    elif head.startswith("Error "):
+        head = head.removeprefix("Error ")
+    return head
 
 
 def install() -> None:
