@@ -17,7 +17,18 @@ if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
     print(help_text())
     sys.exit(0)
 
-import hydra  # after the fast --help path, which needs no Hydra
+from hpoflow.output_masking import install as install_output_masking
+
+install_output_masking()
+if __name__ == "__main__":
+    from hpoflow.cli_errors import argv_error
+
+    _problem = argv_error(sys.argv[1:])
+    if _problem:  # what Hydra's parser would answer with its 8-line usage or a traceback
+        print(f"Error: {_problem}", file=sys.stderr)
+        sys.exit(2)  # before Hydra: its launcher lines, logs and run files never show a secret
+
+import hydra  # noqa: E402 - after the fast --help path, which needs no Hydra
 from omegaconf import DictConfig, OmegaConf
 
 from hpoflow.cli_errors import JobFailed

@@ -185,7 +185,9 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
                Table(config)]
     blocks[1:1] = [Text(w, "warning") for w in norm.warnings if Text(w, "warning") not in blocks]  # CD's
     html_path, md_path = out / "report.html", out / "report.md"
-    html_path.write_text(to_html(blocks, TITLE))
-    md_path.write_text(to_markdown(blocks, TITLE))
+    from hpoflow.tracking.params import mask_secrets
+
+    html_path.write_text(mask_secrets(to_html(blocks, TITLE)))  # the selection names the store's URI
+    md_path.write_text(mask_secrets(to_markdown(blocks, TITLE)))
     csv_path = write_summary_csv(out / "summary.csv", summaries, norm)
     return Built(html_path, md_path, csv_path, figures + more, list(norm.warnings), "\n".join(printed))
