@@ -67,7 +67,9 @@ def main() -> None:
             study.tell(trial, result)  # a NaN loss (a diverged lr) is recorded as a failed trial
             print(f"trial {trial.number:>3}  val loss {result.value:.4f}  accuracy "
                   f"{result.metrics['val_accuracy']:.3f}  {trial.config}", flush=True)
-    print(f"best val loss {study.best_value:.4f} with {study.best_config}; MLflow run {study.run_id} in {args.tracking}")
+    print(
+        f"best val loss {study.best_value:.4f} with {study.best_config}; MLflow run {study.run_id} in {args.tracking}"
+    )
 
 
 if __name__ == "__main__":

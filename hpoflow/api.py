@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from hpoflow.algorithms.base import Algorithm
-from hpoflow.app import ConfigError, Settings, validate
-from hpoflow.checkpoint import LoopState
-from hpoflow.compose import library_settings
-from hpoflow.records import Direction, Record, RegretBook, RunStatus
-from hpoflow.space import SearchSpace, parse_space
+from hpoflow.config.compose import library_settings
+from hpoflow.config.settings import ConfigError, Settings, validate
+from hpoflow.core.checkpoint import LoopState
+from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
+from hpoflow.core.space import SearchSpace, parse_space
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.function import FunctionTask, Objective
 
@@ -27,7 +27,7 @@ class Result:
     Attributes:
         best_config: the best observed configuration (None if nothing was observed).
         best_value: its value, in the objective's own sign.
-        records: one :class:`~hpoflow.records.Record` per round (config, value, cost, failure).
+        records: one :class:`~hpoflow.core.records.Record` per round (config, value, cost, failure).
         metrics: the metrics logged per round (value, best_value, regret, query_cost, wall_time, ...).
         summary: best value/config, cumulative and simple regret (if an optimum is known), cost, failures.
         status: how the run ended (FINISHED).
@@ -58,10 +58,10 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
 
     Args:
         fn: the objective; ``config`` is a dict ``{parameter: value}``. Return a float, or an
-            :class:`~hpoflow.records.Evaluation` (noise-free value, cost, metrics). An exception or a NaN is a
+            :class:`~hpoflow.core.records.Evaluation` (noise-free value, cost, metrics). An exception or a NaN is a
             failed evaluation (``on_error``: ``fail`` ends the run, ``skip`` records it and goes on).
         space: a :class:`SearchSpace` or a dict spec, e.g. ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5,
-            1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see :func:`hpoflow.space.parse_space`).
+            1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see :func:`hpoflow.core.space.parse_space`).
         algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults.
         rounds: the evaluation budget.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs (as a CLI run does).
@@ -99,7 +99,7 @@ def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
 def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Direction, algo: str, rounds: int,
               seed: int, tracking: Any, surrogate: Any, checkpoint: str | Path | None, name: str | None,
               optimum: float | None, on_error: str, hardware: str, progress: bool, settings: dict[str, Any]) -> Result:
-    from hpoflow.build import execute
+    from hpoflow.runner.build import execute
 
     if not callable(fn):
         raise ConfigError(f"fn={fn!r} must be callable as fn(config) -> float")
@@ -122,7 +122,7 @@ def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> 
         ConfigError: the checkpoint was written for other settings (the first differing key is named), or
             its MLflow run is gone, FINISHED or written by a live process.
     """
-    from hpoflow.build import open_run
+    from hpoflow.runner.build import open_run
 
     path = None if checkpoint is None else str(Path(checkpoint).expanduser().resolve())
     state = _load_matching(path, s) if path is not None and Path(path).exists() else None
@@ -130,16 +130,22 @@ def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> 
         book = RegretBook(task.direction, task.regret_reference)
         for key, value in state.book.items():
             setattr(book, key, value)
-        return None, result_of(book.summary(), state.records, state.metrics, RunStatus.FINISHED, state.meta.get("run_id"),
-                               s.tracking.uri if s.tracking.enabled else None)
+        return None, result_of(
+            book.summary(),
+            state.records,
+            state.metrics,
+            RunStatus.FINISHED,
+            state.meta.get("run_id"),
+            s.tracking.uri if s.tracking.enabled else None,
+        )
     return open_run(s, task=task, checkpoint_path=path, resume=state), None
 
 
 def _load_matching(path: str, s: Settings) -> LoopState:
-    from hpoflow.checkpoint import CheckpointError, load
-    from hpoflow.resume_guard import verify_store
-    from hpoflow.tracking.params import redact_tree
-    from hpoflow.tracking.store import default_uri
+    from hpoflow.core.checkpoint import CheckpointError, load
+    from hpoflow.store.backend import default_uri
+    from hpoflow.store.params import redact_tree
+    from hpoflow.store.resume_guard import verify_store
 
     try:
         state = load(path)
@@ -195,7 +201,7 @@ def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0
         ConfigError: unknown algorithm, setting or value (the CLI's one-line message).
         SpaceError: a bad space spec.
     """
-    from hpoflow.build import build_components
+    from hpoflow.runner.build import build_components
 
     try:
         goal = Direction(direction)
@@ -218,8 +224,8 @@ def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = F
     Raises:
         ConfigError: the first bad setting (one line). ObjectiveError: a failed evaluation under ``on_error=fail``.
     """
-    from hpoflow.build import execute, open_run
-    from hpoflow.compose import compose
+    from hpoflow.config.compose import compose
+    from hpoflow.runner.build import execute, open_run
 
     if isinstance(config, list):
         config = compose(config)

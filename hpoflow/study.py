@@ -1,6 +1,6 @@
 """Ask/tell for a training loop the caller owns: ``trial = study.ask()``, train, ``study.tell(trial, value)``.
 
-A :class:`Study` is one run of the common loop (:class:`hpoflow.loop.Loop`) advanced from outside: the same
+A :class:`Study` is one run of the common loop (:class:`hpoflow.runner.loop.Loop`) advanced from outside: the same
 regret book, MLflow records (run lease, statuses), checkpoints and resume as a CLI run.
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any, Self
 
 from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.api import Result, open_library_run, result_of
-from hpoflow.app import ConfigError
-from hpoflow.compose import library_settings
-from hpoflow.loop import outcome_of
-from hpoflow.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion
-from hpoflow.space import SearchSpace, parse_space
+from hpoflow.config.compose import library_settings
+from hpoflow.config.settings import ConfigError
+from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion
+from hpoflow.core.space import SearchSpace, parse_space
+from hpoflow.runner.loop import outcome_of
 from hpoflow.tasks.function import FunctionTask, as_evaluation
 
 
@@ -118,7 +118,7 @@ class Study:
         The study finishes (FINISHED) when this was the last round of the budget.
 
         Returns:
-            The round's :class:`~hpoflow.records.Record`.
+            The round's :class:`~hpoflow.core.records.Record`.
 
         Raises:
             ValueError: ``trial`` is not the pending one, or neither a value nor ``failed`` was given.
@@ -126,7 +126,9 @@ class Study:
             ObjectiveError: a failure under ``on_error="fail"`` (the study is then FAILED).
         """
         if self._trial is None or trial is not self._trial:
-            raise ValueError(f"tell() takes the pending trial (asked last); got trial {getattr(trial, 'number', trial)}")
+            raise ValueError(
+                f"tell() takes the pending trial (asked last); got trial {getattr(trial, 'number', trial)}"
+            )
         s = trial.suggestion
         assert s is not None
         if failed is not None:

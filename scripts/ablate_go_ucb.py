@@ -28,14 +28,19 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "gp_pi": ("gp_pi", {}),
     "gp_ei": ("gp_ei", {}),
     # session 3's default: iqr outputs, clip_low 3, a fixed 0.4 box around the best point, no repeats
-    "go_ucb_s3": ("go_ucb", {"outputs": "iqr", "clip_low": 3.0, "trust_region": 0.4, "shrink_after": 0,
-                             "interior": 0.0}),
+    "go_ucb_s3": (
+        "go_ucb",
+        {"outputs": "iqr", "clip_low": 3.0, "trust_region": 0.4, "shrink_after": 0, "interior": 0.0},
+    ),
     # ... with TuRBO's rule on the box: halve it after k non-improving Phase II queries in a row, double on success
     "go_ucb_s3_shrink1": ("go_ucb", {"trust_region": 0.4, "shrink_after": 1, "interior": 0.0}),
     "go_ucb_s3_shrink2": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.0}),
     "go_ucb_s3_shrink3": ("go_ucb", {"trust_region": 0.4, "shrink_after": 3, "interior": 0.0}),
     # ... and Step 5 kept off the cube's faces by a margin
-    "go_ucb_s3_shrink2_interior01": ("go_ucb", {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01}),  # = s4's default
+    "go_ucb_s3_shrink2_interior01": (
+        "go_ucb",
+        {"trust_region": 0.4, "shrink_after": 2, "interior": 0.01},
+    ),  # = s4's default
     # ... and w_0 refitted on all data every Phase II round (warm-started), the default since session 5: with the
     # oracle's full refit_iterations, stopped once the loss stalls (the default), at most 100 steps, every 3 rounds
     "go_ucb_refit1": ("go_ucb", {"refit_every": 1, "advanced": {"refit_stall": 0.0}}),
@@ -46,16 +51,26 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "go_ucb_s3_interior03": ("go_ucb", {"trust_region": 0.4, "shrink_after": 0, "interior": 0.03}),
     "go_ucb_mad_outputs": ("go_ucb", {"outputs": "mad", "shrink_after": 0, "interior": 0.0}),
     # the default before issue 19 (standardised outputs, Step 5 over the whole cube, repeats allowed)
-    "go_ucb_v0_old_default": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "trust_region": 1.0,
-                                         "shrink_after": 0, "interior": 0.0, "avoid_repeats": False,
-                                         "model": {"tol": 0.0}}),
+    "go_ucb_v0_old_default": (
+        "go_ucb",
+        {
+            "outputs": "standard",
+            "clip_low": 0.0,
+            "trust_region": 1.0,
+            "shrink_after": 0,
+            "interior": 0.0,
+            "avoid_repeats": False,
+            "model": {"tol": 0.0},
+        },
+    ),
     "go_ucb_paper": ("go_ucb", {"preset": "paper"}),
     # session 3's first-built default (MAD scaling, fixed box) with one design choice undone
     "go_ucb_no_trust_region": ("go_ucb", {"outputs": "mad", "trust_region": 1.0, "shrink_after": 0, "interior": 0.0}),
-    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "shrink_after": 0,
-                                           "interior": 0.0}),
-    "go_ucb_repeats_allowed": ("go_ucb", {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0,
-                                          "interior": 0.0}),
+    "go_ucb_standard_outputs": ("go_ucb", {"outputs": "standard", "clip_low": 0.0, "shrink_after": 0, "interior": 0.0}),
+    "go_ucb_repeats_allowed": (
+        "go_ucb",
+        {"outputs": "mad", "avoid_repeats": False, "shrink_after": 0, "interior": 0.0},
+    ),
 }
 # the go_ucb rows measured before session 5 ran without the refit (the default then): they keep it off
 for _name, (_algo, _overrides) in VARIANTS.items():
@@ -85,7 +100,11 @@ def run_one(variant: str, algo: str, overrides: dict, key: str, seed: int, out: 
         import torch
 
         torch.set_num_threads(1)
-        from hpoflow import app, run_config
+        from hpoflow import run_config
+        try:
+            from hpoflow.config import settings as app
+        except ImportError:  # a revision from before the layer folders (--against)
+            from hpoflow import app  # type: ignore[no-redef]
 
         task, tkw, n, T = TASKS[key]
         init = {} if algo == "random" else {"n_init": n}

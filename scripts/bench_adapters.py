@@ -18,10 +18,10 @@ from typing import Any
 
 import torch
 
-from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Categorical, Float, Int, SearchSpace
+from hpoflow.config import registry
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Categorical, Float, Int, SearchSpace
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.bbob import BBOBTask
 from hpoflow.tasks.synthetic import make_branin

@@ -39,7 +39,14 @@ def run_timed(algo: str, algo_kw: dict, task: dict, n_init: int, rounds: int,
               seed: int) -> tuple[list[float], list[float], float | None]:
     """CPU seconds of ask + tell per round (the loop's decision_time, its clock swapped for process_time), the
     observed values (as rewards: larger is better) and the task's known optimum as a reward (None if unknown)."""
-    from hpoflow import app, loop
+    try:
+        from hpoflow.config import settings as app
+    except ImportError:  # a revision from before the layer folders (--against)
+        from hpoflow import app  # type: ignore[no-redef]
+    try:
+        from hpoflow.runner import loop
+    except ImportError:  # before the layer folders (--against)
+        from hpoflow import loop  # type: ignore[no-redef]
 
     try:
         from hpoflow import run_config

@@ -75,8 +75,8 @@ def cpu_rounds(task, algo, rounds, queried: list[bool] | None = None) -> list[fl
 
 def build(algo: str, task: str, rounds: int, seed: int = 0, surrogate: str | None = None,
           algo_kw: dict | None = None, task_kw: dict | None = None, surrogate_kw: dict | None = None):
-    from hpoflow import registry
     from hpoflow.algorithms.base import BuildContext
+    from hpoflow.config import registry
 
     te = registry.get("task", task)
     task_obj = te.load()(**vars(te.make_config(**(task_kw or {}))), seed=seed)
@@ -99,7 +99,9 @@ def ce_gp_ucb_run(T: int) -> dict[str, float]:
 
 
 def go_ucb_run(dx: int, rounds: int, n_init: int) -> dict[str, float]:
-    task, algo = build("go_ucb", "styblinski_tang", rounds, surrogate="nn", task_kw={"dim": dx}, algo_kw={"n_init": n_init})
+    task, algo = build(
+        "go_ucb", "styblinski_tang", rounds, surrogate="nn", task_kw={"dim": dx}, algo_kw={"n_init": n_init}
+    )
     times = cpu_rounds(task, algo, range(1, rounds + 1))
     phase2 = times[n_init:]
     return {"d_w": float(getattr(algo, "d_w", float("nan"))), "mean_ms": 1000 * statistics.mean(phase2),

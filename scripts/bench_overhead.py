@@ -44,7 +44,7 @@ from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import GPEIConfig, RandomConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
-from hpoflow.loop import Budget, run
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.synthetic import make_branin, make_hartmann6, make_styblinski_tang
@@ -101,7 +101,7 @@ def botorch_round_times(dim: int, n: int, rounds: int) -> list[float] | None:
     Y = (task.direction.sign * y).unsqueeze(-1)
     bounds = torch.stack([torch.zeros(dim, dtype=torch.float64), torch.ones(dim, dtype=torch.float64)])
     times = []
-    for r in range(rounds):
+    for _ in range(rounds):
         start = clock()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -147,8 +147,8 @@ def tracking_costs(rounds: int, repeats: int, plots: bool) -> dict[str, list[flo
 
     from mlflow.entities import Metric
 
-    from hpoflow.tracking.mlflow_tracker import MlflowTracker
-    from hpoflow.tracking.store import init_store, make_client
+    from hpoflow.store.backend import init_store, make_client
+    from hpoflow.store.mlflow_tracker import MlflowTracker
 
     has_plots = "plots" in inspect.signature(MlflowTracker).parameters  # older revisions always plotted
     out: dict[str, list[float]] = {"fixed_s": [], "per_metric_ms": [], "floor_ms": [], "values": []}

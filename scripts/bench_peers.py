@@ -14,8 +14,8 @@ import math
 import statistics
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ import torch
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig
 from hpoflow.algorithms.gp_bo import GPEI, GPUCB
-from hpoflow.loop import Budget, run
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.synthetic import SyntheticTask, make_branin, make_hartmann6, make_styblinski_tang

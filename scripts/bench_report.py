@@ -1,11 +1,13 @@
-"""Scale benchmark of the report's reading and statistics: runs -> seconds, today's code against the new, one invocation.
+"""Scale benchmark of the report's reading and statistics: runs -> seconds, today's code against the new, one
+invocation.
 
 Builds (once, cached) one SQLite MLflow store holding 10,000 runs x 50 rounds (10 metrics per round, ~40 params,
 ~11 tags; no artifacts, like ``tracking.artifacts=false``), split over three experiments of 500, 1,500 and 8,000
 runs, so that selecting the first one, two or three experiments selects 500, 2,000 or 10,000 runs of the same
 store. The first 500 runs are written with MLflow's client (``log_batch``; about 0.4 s a run here); the other
 9,500 are copies of them made in SQL (MLflow's own tables, new run ids, seeds shifted so every (task, seed)
-block is new), because writing them all through the client would take over an hour on this machine. Each measurement runs in a fresh subprocess and reports its own CPU clock (user + system, which
+block is new), because writing them all through the client would take over an hour on this machine. Each measurement
+runs in a fresh subprocess and reports its own CPU clock (user + system, which
 includes SQLite's work) and wall time:
 
 - ``old``: the report's reading and aggregation at ``--against`` (default: the last commit before issue 14),
@@ -206,7 +208,7 @@ def main() -> int:
              "|---:|---:|---:|---:|---:|---:|"]
     try:
         selected, per_run = [], 0.0
-        for name, n in SPLITS:
+        for name, _n in SPLITS:
             selected.append(name)
             exps = ",".join(selected)
             new = measure(MEASURE_NEW, REPO, uri, exps, 1800)

@@ -9,12 +9,12 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import torch
 
-from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.loop import Budget, run
+from hpoflow.config import registry
+from hpoflow.core.tracker import NullTracker
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.temporal import build as build_tv_gp
 from hpoflow.surrogates.temporal_config import TemporalGPConfig
-from hpoflow.tracking.base import NullTracker
 
 torch.set_num_threads(1)
 

@@ -51,9 +51,15 @@ JOBS: dict[str, tuple[Any, ...]] = {
 
 def _run(overrides: tuple[Any, ...]) -> list[list[Any]]:
     """Every round of one job as ``[round, config, value, queried]``; a tuple override: the first accepted."""
-    from hpoflow import registry
     from hpoflow.api import run_config
-    from hpoflow.app import ConfigError
+
+    try:
+        from hpoflow.config import registry
+        from hpoflow.config.settings import ConfigError
+    except ImportError:  # a revision from before the layer folders (--against)
+        from hpoflow.app import ConfigError  # type: ignore[no-redef]
+
+        from hpoflow import registry  # type: ignore[no-redef]
 
     algo = overrides[0].removeprefix("algo=")
     overrides = tuple(o for x in overrides for o in (registry.get("algorithm", algo).smoke if x == SMOKE else (x,)))

@@ -45,7 +45,12 @@ def run(task_key: str, seed: int) -> list[tuple[float, float]]:
     """(best value with the symmetric root, with the Cholesky root) per Phase II round."""
     import torch
 
-    from hpoflow import app, run_config
+    from hpoflow import run_config
+
+    try:
+        from hpoflow.config import settings as app
+    except ImportError:  # a revision from before the layer folders (--against)
+        from hpoflow import app  # type: ignore[no-redef]
     from hpoflow.algorithms import go_ucb
 
     pairs: list[tuple[float, float]] = []

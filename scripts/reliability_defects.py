@@ -76,7 +76,11 @@ def one(stderr: str) -> str:
     lines = error_lines(stderr)
     first = re.sub(r"resume='[^']*': ", "", lines[0]) if lines else "(nothing on stderr)"
     first = re.sub(r"(/tmp/hpoflow-defects-\w+/)", "<scratch>/", first)
-    return (first[:150] + "...") if len(first) > 150 else first + ("" if len(lines) <= 1 else f" (+{len(lines) - 1} lines)")
+    return (
+        (first[:150] + "...")
+        if len(first) > 150
+        else first + ("" if len(lines) <= 1 else f" (+{len(lines) - 1} lines)")
+    )
 
 
 def store_rows(db: Path) -> tuple[list[tuple[str, str]], int, int]:
@@ -112,7 +116,10 @@ def defect_1(tmp: Path, out: list[str]) -> None:
     out.append(f"1a two resumes 3 s apart: exit codes {ra}, {rb}; the second: {one(eb if rb else ea)}")
     out.append(f"   store: runs {runs}; metric rows {rows}, distinct (run, key, step) {distinct}: "
                f"{rows - distinct} duplicated")
-    before = (store_rows(db), (db.parent / "mlartifacts").stat().st_mtime if (db.parent / "mlartifacts").exists() else 0)
+    before = (
+        store_rows(db),
+        (db.parent / "mlartifacts").stat().st_mtime if (db.parent / "mlartifacts").exists() else 0,
+    )
     code, _, err, _ = cli(tmp, f"resume={older}", f"tracking.uri={uri}")
     after = (store_rows(db), (db.parent / "mlartifacts").stat().st_mtime if (db.parent / "mlartifacts").exists() else 0)
     out.append(f"1b resume from an older copy of the FINISHED run's folder: exit {code}: {one(err)}; "
@@ -156,7 +163,9 @@ def defect_3(tmp: Path, out: list[str]) -> None:
         out.append(f"3  checkpoint with {name}: exit {code}: {one(err)}")
     code, _, err, _ = cli(tmp, f"resume={path.parent}", f"tracking.uri={uri}")
     runs, _, _ = store_rows(tmp / "m.db")
-    out.append(f"3  the untouched checkpoint: exit {code}; run {runs[0][1]}, steps {len(steps(tmp / 'm.db', runs[0][0]))}")
+    out.append(
+        f"3  the untouched checkpoint: exit {code}; run {runs[0][1]}, steps {len(steps(tmp / 'm.db', runs[0][0]))}"
+    )
 
 
 def defect_4(tmp: Path, out: list[str]) -> None:
@@ -176,9 +185,9 @@ def defect_4(tmp: Path, out: list[str]) -> None:
     wait_round(proc, tmp / "stale", 3)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    code, stdout, _, _ = cli(tmp, "stale", "--mark-failed", f"tracking.uri=sqlite:///{db}", module="hpoflow.runs")
+    code, stdout, _, _ = cli(tmp, "stale", "--mark-failed", f"tracking.uri=sqlite:///{db}", module="hpoflow.store.runs")
     runs, _, _ = store_rows(db)
-    out.append(f"4  SIGKILL, then python -m hpoflow.runs stale --mark-failed: exit {code}: "
+    out.append(f"4  SIGKILL, then python -m hpoflow.store.runs stale --mark-failed: exit {code}: "
                f"{stdout.strip().splitlines()[-1]}; run now {runs[0][1]}")
 
 
@@ -188,8 +197,10 @@ def defect_5(tmp: Path, out: list[str]) -> None:
     wait_round(proc, tmp / "rm", 3)
     shutil.rmtree(store)
     code, (_, err) = proc.wait(), proc.communicate()
-    out.append(f"5a rm -rf of the store at round 3 of 20: exit {code}; checkpoint kept at round {round_of(tmp / 'rm')}; "
-               f"{one(err)}")
+    out.append(
+        f"5a rm -rf of the store at round 3 of 20: exit {code}; checkpoint kept at round {round_of(tmp / 'rm')}; "
+        f"{one(err)}"
+    )
     store = tmp / "ro"
     proc = start(tmp / "ro_run", *SLOW, "budget.rounds=20", f"tracking.uri=sqlite:///{store}/m.db")
     wait_round(proc, tmp / "ro_run", 3)
@@ -205,13 +216,17 @@ def defect_5(tmp: Path, out: list[str]) -> None:
                f"{runs[0][1]} (resumable: lease holder gone); {one(err)}")
     code, _, err, _ = cli(tmp / "ro_run", f"resume={checkpoint(tmp / 'ro_run').parent}", f"tracking.uri=sqlite:///{store}/m.db")
     runs, _, _ = store_rows(store / "m.db")
-    out.append(f"   after chattr -i, resume: exit {code}; run {runs[0][1]} with steps {len(steps(store / 'm.db', runs[0][0]))}")
+    out.append(
+        f"   after chattr -i, resume: exit {code}; run {runs[0][1]} with steps {len(steps(store / 'm.db', runs[0][0]))}"
+    )
 
 
 def defect_6(tmp: Path, out: list[str]) -> None:
     code, stdout, err, secs = cli(tmp, "task=branin", "algo=random", "budget.rounds=3",
                                   f"tracking.uri=http://bob:{PASSWORD}@127.0.0.1:1")
-    leaks = [str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and PASSWORD in p.read_text(errors="replace")]
+    leaks = [
+        str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and PASSWORD in p.read_text(errors="replace")
+    ]
     out.append(f"6  dead http store: exit {code} after {secs:.1f} s wall (incl. start-up); '{PASSWORD}' in output "
                f"{(stdout + err).count(PASSWORD)}x, in files {leaks}; {one(err)}")
 

@@ -24,7 +24,8 @@ for module, cwd, args, out, err in cases:
     pid = os.fork()
     if pid == 0:
         os.chdir(cwd)
-        fo, fe = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        fo, fe = os.open(out, flags), os.open(err, flags)
         os.dup2(fo, 1)
         os.dup2(fe, 2)
         sys.argv = [module, *args]
@@ -61,7 +62,7 @@ def run_many(cases: list[tuple[Path, list[str]]], env: dict[str, str], module: s
         raise RuntimeError(f"the fork server failed: {proc.stderr[-3000:]}")
     codes = json.loads(proc.stdout.strip().splitlines()[-1])
     out = []
-    for (module_, cwd, _, o, e), code in zip(specs, codes):
+    for (_, _, _, o, e), code in zip(specs, codes):
         text_out, text_err = Path(o).read_text(errors="replace"), Path(e).read_text(errors="replace")
         Path(o).unlink()
         Path(e).unlink()

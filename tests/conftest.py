@@ -61,7 +61,9 @@ def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
         proc = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env or cli_env(),
                               capture_output=True, text=True, timeout=timeout, check=False)
         if check and proc.returncode != 0:
-            raise AssertionError(f"exit {proc.returncode}\nSTDOUT:\n{proc.stdout[-3000:]}\nSTDERR:\n{proc.stderr[-5000:]}")
+            raise AssertionError(
+                f"exit {proc.returncode}\nSTDOUT:\n{proc.stdout[-3000:]}\nSTDERR:\n{proc.stderr[-5000:]}"
+            )
         return proc
 
     return _run

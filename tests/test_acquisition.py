@@ -3,7 +3,7 @@ import math
 import numpy as np
 import torch
 
-from hpoflow import acquisition as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.configs import OptimizerConfig
 
 

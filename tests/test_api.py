@@ -6,10 +6,10 @@ import math
 import pytest
 
 import hpoflow
-from hpoflow.app import ConfigError
-from hpoflow.loop import ObjectiveError
-from hpoflow.records import Evaluation
-from hpoflow.space import Categorical, Float, Int, SpaceError, describe_space, parse_space
+from hpoflow.config.settings import ConfigError
+from hpoflow.core.records import Evaluation
+from hpoflow.core.space import Categorical, Float, Int, SpaceError, describe_space, parse_space
+from hpoflow.runner.loop import ObjectiveError
 
 SPEC = {"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5, 1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}
 

@@ -127,7 +127,8 @@ def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
 
     invocations = []
     for i, (_, args, _) in enumerate(ALL_CASES):
-        uri = [] if any(a.startswith("tracking.uri") for a in args) else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
+        own = any(a.startswith("tracking.uri") for a in args)
+        uri = [] if own else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
         invocations.append((tmp_path / str(i), _args([*args, *uri])))
     results = run_many(invocations, faulty_env())  # one start-up, a fork per case
     problems = []

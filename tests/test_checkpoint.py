@@ -15,14 +15,14 @@ from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import GPEIConfig, OptimizerConfig, RandomConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
-from hpoflow.checkpoint import Checkpointer, CheckpointError, load, save, LoopState
-from hpoflow.hardware import seed_everything
-from hpoflow.loop import ResumeWarning, run, Budget
-from hpoflow.records import Direction, Evaluation, OnError, Record
-from hpoflow.space import Float, SearchSpace
+from hpoflow.core.checkpoint import Checkpointer, CheckpointError, LoopState, load, save
+from hpoflow.core.hardware import seed_everything
+from hpoflow.core.records import Direction, Evaluation, OnError, Record
+from hpoflow.core.space import Float, SearchSpace
+from hpoflow.runner.loop import Budget, ResumeWarning, run
+from hpoflow.store.mlflow_tracker import MlflowTracker
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.tasks.base import Task
-from hpoflow.tracking.mlflow_tracker import MlflowTracker
 from tests.test_loop import Recorder
 
 
@@ -170,7 +170,7 @@ def test_resumed_tracker_logs_every_step_exactly_once(store):
     # "killed": rounds 1-4 were flushed, 5-6 are lost with the process; the run stays RUNNING
     client = MlflowClient(tracking_uri=store)
     first._heartbeat.stop()  # ... and its heartbeat stopped long ago: the lease is dead
-    from hpoflow.tracking.lease import Lease, _write
+    from hpoflow.store.lease import Lease, _write
 
     _write(client, first.run_id, Lease(first._lease.owner, first._lease.host, first._lease.pid, 0.0, 10.0))
     assert [m.step for m in client.get_metric_history(first.run_id, "value")] == [1, 2, 3, 4]
@@ -179,7 +179,7 @@ def test_resumed_tracker_logs_every_step_exactly_once(store):
     second.start({"seed": 0}, {"resumed_at_round": "6"})
     for t in range(1, 9):  # the loop re-offers rounds 1-6 from the checkpoint, then runs 7-8
         second.log(rec(t), {"value": float(t), "query_cost": float(t), "extra": 1.0})
-    from hpoflow.records import RunStatus
+    from hpoflow.core.records import RunStatus
 
     second.finish(RunStatus.FINISHED, {"best_value": 1.0})
     run_ = client.get_run(first.run_id)
@@ -223,7 +223,7 @@ def test_a_version_1_checkpoint_is_refused_it_carries_no_hash(tmp_path):
 def test_a_checkpoint_is_bound_to_its_run_folder(tmp_path):
     import shutil
 
-    from hpoflow.checkpoint import Checkpointer, LoopState, check_folder
+    from hpoflow.core.checkpoint import Checkpointer, LoopState, check_folder
 
     a, b = tmp_path / "runs" / "run-a", tmp_path / "runs" / "run-b"
     for folder, run_id in ((a, "a" * 32), (b, "b" * 32)):

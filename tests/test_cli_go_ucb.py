@@ -19,7 +19,9 @@ def test_go_ucb_cli_logs_phase_and_ball_diagnostics(run_cli, store, variant):
     client = MlflowClient(tracking_uri=store)
     phase = [m.value for m in sorted(client.get_metric_history(run.info.run_id, "phase"), key=lambda m: m.step)]
     assert phase == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]  # n_init = ceil(sqrt(6))
-    keys = {"acquisition", "w_drift", "cumulative_regret"} | ({"beta", "ball_radius"} if variant == "ball" else {"bonus_coef"})
+    keys = {"acquisition", "w_drift", "cumulative_regret"} | (
+        {"beta", "ball_radius"} if variant == "ball" else {"bonus_coef"}
+    )
     assert keys <= set(run.data.metrics)
     assert len(client.get_metric_history(run.info.run_id, "acquisition")) == 3
 
@@ -77,8 +79,8 @@ def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from hpoflow.app import validate
-    from hpoflow.schema import CONF_DIR, register_configs
+    from hpoflow.config.schema import CONF_DIR, register_configs
+    from hpoflow.config.settings import validate
 
     register_configs()
     sweeper = yaml.safe_load((CONF_DIR / "experiment" / f"{experiment}.yaml").read_text())["hydra"]["sweeper"]
@@ -89,7 +91,9 @@ def test_go_ucb_studies_compose_and_validate_every_cell(experiment):
                                                            *(f"{k}={v}" for k, v in cell.items())])
             settings = validate(OmegaConf.to_container(cfg, resolve=True))
             assert settings.algo.name == cell["algo"], name
-            implied = "skopt_gp" if cell["algo"].startswith("skopt_") else "nn" if cell["algo"].startswith("go_ucb") else "gp"
+            implied = (
+                "skopt_gp" if cell["algo"].startswith("skopt_") else "nn" if cell["algo"].startswith("go_ucb") else "gp"
+            )
             assert cfg.surrogate.name == implied, name
             if "algo.n_init" in cell:
                 assert settings.algo.n_init == cell["algo.n_init"]

@@ -1,4 +1,5 @@
-"""One spelling everywhere: ``null`` = the documented automatic choice, ``never`` = a schedule off, numbers = themselves.
+"""One spelling everywhere: ``null`` = the documented automatic choice, ``never`` = a schedule off, numbers =
+themselves.
 
 Each ``null`` default must mean what its YAML comment says; the old sentinels (0 / -1 = auto, 0 = never)
 must fail with a one-line error naming the value and what is allowed (they are refused, not reinterpreted,
@@ -13,12 +14,12 @@ import pytest
 import torch
 
 import hpoflow
-from hpoflow import registry
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig
 from hpoflow.algorithms.peers.configs import BoTorchConfig
-from hpoflow.app import ConfigError, validate
-from hpoflow.compose import compose
-from hpoflow.config_values import NEVER
+from hpoflow.config import registry
+from hpoflow.config.compose import compose
+from hpoflow.config.settings import ConfigError, validate
+from hpoflow.core.config_values import NEVER
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import ExactGP
 
@@ -87,10 +88,16 @@ OLD_SENTINELS = [
     (("algo=sho", "algo.alpha=0"), "algo.alpha=0.0 is not allowed; allowed: null (1/L from the data's curvature)"),
     (("algo=my_hpo", "algo.delta=0"), "algo.delta=0.0 is not allowed; allowed: null (1/L"),
     (("algo=exp3s", "algo.alpha=0"), "algo.alpha=0.0 is not allowed; allowed: null (1/T) or a number in (0, 1.0)"),
-    (("algo=r_gp_ucb", "algo.reset_every=-1"), "algo.reset_every=-1 is not allowed; allowed: null (auto: ceil(12 eps^(-1/4))), never"),
+    (
+        ("algo=r_gp_ucb", "algo.reset_every=-1"),
+        "algo.reset_every=-1 is not allowed; allowed: null (auto: ceil(12 eps^(-1/4))), never",
+    ),
     (("algo=tv_gp_ucb", "algo.reset_every=0"), "algo.reset_every=0 is not allowed"),
     (("algo=go_ucb", "algo.n_init=0"), "algo.n_init=0 is not allowed; allowed: null (ceil(sqrt(budget.rounds)))"),
-    (("algo=go_ucb", "algo.advanced.lam=0"), "algo.advanced.lam=0.0 is not allowed; allowed: null (lam_scale * sqrt(T2))"),
+    (
+        ("algo=go_ucb", "algo.advanced.lam=0"),
+        "algo.advanced.lam=0.0 is not allowed; allowed: null (lam_scale * sqrt(T2))",
+    ),
     (("algo=go_ucb", "algo.refit_every=0"), "algo.refit_every=0 is not allowed; allowed: never or an integer k >= 1"),
     (("algo=go_ucb", "algo.refit_every=null"), "algo.refit_every=None is not allowed; allowed: never or"),
     (("algo=go_ucb", "algo.refit_every=sometimes"), "algo.refit_every=sometimes is not allowed"),

@@ -5,9 +5,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hpoflow import registry
-from hpoflow.app import ConfigError, validate
-from hpoflow.schema import register_configs
+from hpoflow.config import registry
+from hpoflow.config.schema import register_configs
+from hpoflow.config.settings import ConfigError, validate
 from tests.conftest import REPO
 
 register_configs()
@@ -50,7 +50,7 @@ def test_bad_values_fail_validation_naming_the_key(override, fragment):
 
 # --- YAML options: one file per option, agreeing with its dataclass schema ---------------------------------
 def _yaml_options() -> list[tuple[str, str]]:
-    from hpoflow.schema import schema_options
+    from hpoflow.config.schema import schema_options
 
     return [(group, name) for group, options in schema_options().items() for name in options]
 
@@ -61,7 +61,7 @@ def test_every_option_is_a_yaml_file_that_states_every_setting_with_its_schema_d
 
     import yaml
 
-    from hpoflow.schema import CONF_DIR, schema_options
+    from hpoflow.config.schema import CONF_DIR, schema_options
 
     path = CONF_DIR / group / f"{option}.yaml"
     assert path.is_file(), f"missing {path}"

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.app import build_algorithm, build_task, validate
-from hpoflow.loop import Budget, run
+from hpoflow.config import registry
+from hpoflow.config.settings import build_algorithm, build_task, validate
+from hpoflow.runner.loop import Budget, run
 
 CHEAP_DEFAULT = ("task=branin",)
 

@@ -11,9 +11,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hpoflow import registry
 from hpoflow.api import run_config
-from hpoflow.schema import CONF_DIR, register_configs
+from hpoflow.config import registry
+from hpoflow.config.schema import CONF_DIR, register_configs
 
 register_configs()
 BLACK_BOX_TASKS = ("branin", "breast_cancer")

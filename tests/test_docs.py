@@ -1,11 +1,11 @@
-from hpoflow.docs import END, START, groups_markdown
+from hpoflow.cli.docs import END, START, groups_markdown
 from tests.conftest import REPO
 
 
 def test_readme_group_table_is_generated_from_the_registry():
     text = (REPO / "README.md").read_text()
     block = text.split(START)[1].split(END)[0].strip()
-    assert block == groups_markdown(), "run: python -m hpoflow.docs --write README.md"
+    assert block == groups_markdown(), "run: python -m hpoflow.cli.docs --write README.md"
 
 
 def test_readme_starts_with_the_two_commands_ci_uses():

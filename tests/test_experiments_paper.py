@@ -1,4 +1,5 @@
-"""The paper studies of issue #18 (conf/experiment/my_hpo_table2.yaml, my_hpo_steps.yaml, ce_gp_ucb_table_a1.yaml): a job of every
+"""The paper studies of issue #18 (conf/experiment/my_hpo_table2.yaml, my_hpo_steps.yaml, ce_gp_ucb_table_a1.yaml): a
+job of every
 kind of cell and every swept choice composes and validates, with the cell's settings, and each file says what it
 reproduces."""
 from __future__ import annotations
@@ -8,8 +9,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hpoflow.app import validate
-from hpoflow.schema import CONF_DIR, register_configs
+from hpoflow.config.schema import CONF_DIR, register_configs
+from hpoflow.config.settings import validate
 
 register_configs()
 STUDIES = ("my_hpo_table2", "my_hpo_steps", "ce_gp_ucb_table_a1")

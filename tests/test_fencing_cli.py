@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from hpoflow.checkpoint import FILENAME
+from hpoflow.core.checkpoint import FILENAME
 from tests.test_run_guarantees_cli import SLOW, _checkpoint, _cli, _errors, _popen, _round, _wait_for_round
 
 pytestmark = pytest.mark.cli

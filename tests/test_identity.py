@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from omegaconf import OmegaConf
 
-from hpoflow.identity import register_resolvers
+from hpoflow.config.identity import register_resolvers
 
 
 def test_uid_is_stable_within_a_config_and_differs_between_configs():

@@ -6,11 +6,11 @@ import math
 import pytest
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.algorithms.configs import RandomConfig
-from hpoflow.loop import Budget, ObjectiveError, run
-from hpoflow.records import Direction, Evaluation, ObjectiveFailed, OnError, RunStatus
-from hpoflow.space import Float, SearchSpace
+from hpoflow.algorithms.random_search import RandomSearch
+from hpoflow.core.records import Direction, Evaluation, ObjectiveFailed, OnError, RunStatus
+from hpoflow.core.space import Float, SearchSpace
+from hpoflow.runner.loop import Budget, ObjectiveError, run
 from hpoflow.tasks.base import Task
 
 

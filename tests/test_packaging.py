@@ -28,8 +28,13 @@ def _clean_env() -> dict[str, str]:
 
 def _build(kind: str, out: Path) -> Path:
     pytest.importorskip("build", reason="the 'build' package (dev extra) builds the wheel and sdist")
-    proc = subprocess.run([sys.executable, "-m", "build", f"--{kind}", "--no-isolation", "--outdir", str(out), str(REPO)],
-                          capture_output=True, text=True, timeout=600, env=_clean_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", f"--{kind}", "--no-isolation", "--outdir", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_clean_env(),
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     (artifact,) = out.glob("*.whl" if kind == "wheel" else "*.tar.gz")
     return artifact

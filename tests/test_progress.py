@@ -6,8 +6,8 @@ import logging
 
 from rich.console import Console
 
-from hpoflow.progress import LOGGER_NAME, RunProgress
-from hpoflow.records import Record
+from hpoflow.core.records import Record
+from hpoflow.runner.progress import LOGGER_NAME, RunProgress
 
 
 def _feed(progress: RunProgress, rounds: int) -> None:

@@ -124,8 +124,8 @@ def test_readme_hpoflow_commands_compose_and_validate():
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from hpoflow.app import validate
-    from hpoflow.schema import register_configs
+    from hpoflow.config.schema import register_configs
+    from hpoflow.config.settings import validate
 
     register_configs()
     jobs = [o for o in map(_overrides, bash_commands()) if o is not None]

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from hpoflow.records import Direction, Record, RegretBook
+from hpoflow.core.records import Direction, Record, RegretBook
 
 
 def test_regret_uses_true_value_and_direction():

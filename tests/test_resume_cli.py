@@ -11,7 +11,8 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from hpoflow.checkpoint import FILENAME, locate
+from hpoflow.core.checkpoint import FILENAME
+from hpoflow.store.resume import locate
 from tests.conftest import cli_env, mlflow_runs
 
 ROUNDS = 8

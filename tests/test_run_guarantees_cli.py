@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from hpoflow.checkpoint import FILENAME
+from hpoflow.core.checkpoint import FILENAME
 from tests.conftest import mlflow_runs
 from tests.test_failures_cli import FAULTY, faulty_env
 
@@ -72,7 +72,7 @@ def test_two_concurrent_resumes_one_writer_wins_and_stale_runs_are_found(tmp_pat
     (crashed,) = mlflow_runs(uri)
     assert crashed.info.status == "RUNNING"
 
-    stale = _cli(tmp_path, "stale", f"tracking.uri={uri}", module="hpoflow.runs")
+    stale = _cli(tmp_path, "stale", f"tracking.uri={uri}", module="hpoflow.store.runs")
     assert stale.returncode == 0 and crashed.info.run_id in stale.stdout and "1 stale run(s)" in stale.stdout
 
     folder = str(_checkpoint(tmp_path / "run").parent)
@@ -87,13 +87,13 @@ def test_two_concurrent_resumes_one_writer_wins_and_stale_runs_are_found(tmp_pat
     assert run.info.status == "FINISHED"
     for key in KEYS:  # no duplicate row: every round exactly once
         assert _steps(uri, crashed.info.run_id, key) == list(range(1, ROUNDS + 1)), key
-    after = _cli(tmp_path, "stale", f"tracking.uri={uri}", module="hpoflow.runs")
+    after = _cli(tmp_path, "stale", f"tracking.uri={uri}", module="hpoflow.store.runs")
     assert "0 stale run(s)" in after.stdout
 
 
 def test_stale_running_run_is_marked_failed_and_a_live_one_is_left_alone(store, tmp_path):
-    from hpoflow.tracking.lease import Lease
-    from hpoflow.tracking.store import get_or_create_experiment, make_client
+    from hpoflow.store.backend import get_or_create_experiment, make_client
+    from hpoflow.store.lease import Lease
 
     client = make_client(store)
     exp = get_or_create_experiment(client, "e", None)
@@ -103,14 +103,14 @@ def test_stale_running_run_is_marked_failed_and_a_live_one_is_left_alone(store, 
     live_id = client.create_run(exp, tags=me.tags(), run_name="live").info.run_id
     foreign_id = client.create_run(exp, run_name="not-hpoflow").info.run_id
 
-    proc = _cli(tmp_path, "stale", "--mark-failed", f"tracking.uri={store}", module="hpoflow.runs")
+    proc = _cli(tmp_path, "stale", "--mark-failed", f"tracking.uri={store}", module="hpoflow.store.runs")
     print(f"\n{proc.stdout}")
     assert proc.returncode == 0 and dead_id in proc.stdout and live_id not in proc.stdout
     assert "1 stale run(s)" in proc.stdout and "1 RUNNING run(s) without an hpoflow lease" in proc.stdout
     marked = client.get_run(dead_id)
     assert marked.info.status == "FAILED" and "stale: its writer is gone" in marked.data.tags["error"]
     assert client.get_run(live_id).info.status == client.get_run(foreign_id).info.status == "RUNNING"
-    bad = _cli(tmp_path, "stale", "tracking.nope=1", module="hpoflow.runs")
+    bad = _cli(tmp_path, "stale", "tracking.nope=1", module="hpoflow.store.runs")
     assert bad.returncode == 2 and bad.stderr.startswith("Error: 'tracking.nope=1' is not a setting")
 
 
@@ -147,7 +147,7 @@ def test_sigterm_at_a_random_round_kills_cleanly_and_resume_is_exact(tmp_path):
 
 
 def test_resume_accepts_the_original_command_and_refuses_changes_and_tampering(tmp_path):
-    from hpoflow.checkpoint import load, save
+    from hpoflow.core.checkpoint import load, save
 
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     original = ["task=branin", "algo=random", "budget.rounds=4", "seed=3", f"tracking.uri={uri}"]
@@ -190,7 +190,9 @@ def test_concurrent_runs_never_share_a_folder(tmp_path):
     assert [p.wait(timeout=600) for p in procs] == [0, 0], [p.communicate()[1][-2000:] for p in procs]
     checkpoints = sorted(tmp_path.glob(f"outputs/runs/*/*/{FILENAME}"))
     assert len(checkpoints) == 2 and checkpoints[0].parent != checkpoints[1].parent
-    assert {json.loads(p.read_text())["meta"]["run_id"] for p in checkpoints} == {r.info.run_id for r in mlflow_runs(uri)}
+    assert {json.loads(p.read_text())["meta"]["run_id"] for p in checkpoints} == {
+        r.info.run_id for r in mlflow_runs(uri)
+    }
 
 
 def test_store_deleted_mid_run_fails_loudly_and_keeps_the_checkpoint(tmp_path):

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from hpoflow import signals
+from hpoflow.core import signals
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from hpoflow.space import Bool, Categorical, Float, Int, SearchSpace, SpaceError
+from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace, SpaceError
 
 
 def test_float_linear_and_log_round_trip():

@@ -1,4 +1,4 @@
-"""Studies: parent runs, config hashes, and re-running a sweep safely (hpoflow.sweeps + the Hydra callback)."""
+"""Studies: parent runs, config hashes, and re-running a sweep safely (hpoflow.store.sweeps + the Hydra callback)."""
 from __future__ import annotations
 
 import signal
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hpoflow import sweeps
+from hpoflow.store import sweeps
 from tests.conftest import mlflow_runs
 
 RAW = {"algo": {"name": "random"}, "task": {"name": "branin", "dim": 2}, "seed": 3, "budget": {"rounds": 5},
@@ -49,7 +49,7 @@ class _Client:
 
 
 def _params(raw: dict) -> dict:
-    from hpoflow.tracking.params import to_mlflow_params
+    from hpoflow.store.params import to_mlflow_params
 
     return to_mlflow_params(raw)
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from hpoflow import Study
-from hpoflow.app import ConfigError
-from hpoflow.records import Evaluation, RunStatus
+from hpoflow.config.settings import ConfigError
+from hpoflow.core.records import Evaluation, RunStatus
 from hpoflow.study import StudyClosed
 from tests.conftest import cli_env
 
@@ -54,7 +54,7 @@ def test_tell_checks_its_trial_and_value_and_records_failures():
 def test_on_error_fail_ends_the_study_failed(ready_store):
     from mlflow import MlflowClient
 
-    from hpoflow.loop import ObjectiveError
+    from hpoflow.runner.loop import ObjectiveError
 
     study = Study(SPACE, algo="random", rounds=5, tracking=ready_store, on_error="fail")
     study.tell(study.ask(), 1.0)

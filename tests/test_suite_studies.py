@@ -8,9 +8,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hpoflow import registry
-from hpoflow.app import validate
-from hpoflow.schema import CONF_DIR, register_configs
+from hpoflow.config import registry
+from hpoflow.config.schema import CONF_DIR, register_configs
+from hpoflow.config.settings import validate
 
 register_configs()
 

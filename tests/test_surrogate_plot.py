@@ -10,9 +10,9 @@ from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import GPEIConfig
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
-from hpoflow.loop import Budget, run
-from hpoflow.surrogate_plot import SurrogateSnapshot, plot_surrogate, snapshot_of, surrogate_artifact_writer
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.gp import ExactGP
+from hpoflow.surrogates.plot import SurrogateSnapshot, plot_surrogate, snapshot_of, surrogate_artifact_writer
 from hpoflow.tasks.synthetic import make_branin, make_rastrigin
 from tests.conftest import mlflow_runs
 

@@ -1,12 +1,14 @@
-"""Whole-config sanity checks (hpoflow.validation) and resume's override comparison (hpoflow.resume_guard)."""
+"""Whole-config sanity checks (hpoflow.config.validation) and resume's override comparison
+(hpoflow.store.resume_guard)."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from hpoflow.resume_guard import differing_override, redacted_keys, secret_overrides
-from hpoflow.validation import MAX_DIM, MAX_ROUNDS, MAX_SEED, check_config, check_task
+from hpoflow.config.validation import MAX_DIM, MAX_ROUNDS, MAX_SEED, check_config, check_task
+from hpoflow.store.resume_guard import differing_override, redacted_keys, secret_overrides
 
 BASE = {"algo": {"name": "gp_ucb", "beta": 2.0}, "task": {"name": "branin", "dim": 2, "low": None},
         "budget": {"rounds": 30, "cost": None}, "seed": 0, "tracking": {"uri": None, "run_name": None}}

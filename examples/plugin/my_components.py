@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import torch
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Float, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, SearchSpace
 from hpoflow.tasks.base import Task
 
 
@@ -45,7 +45,7 @@ class CoordinateSearch(AskTellAlgorithm):
         x = self.best_x.clone()
         i = int(torch.randint(x.numel(), (1,), generator=self.generator))
         x[i] = (x[i] + self.step * torch.randn((), generator=self.generator, dtype=x.dtype)).clamp(0, 1)
-        from hpoflow.records import Suggestion
+        from hpoflow.core.records import Suggestion
 
         return Suggestion(self.task.space.decode(x), x)
 

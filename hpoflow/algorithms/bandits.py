@@ -19,7 +19,7 @@ from hpoflow.algorithms.ce_gp_ucb_config import (
     SoftmaxConfig,
     UCB1Config,
 )
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 
 
 class Bandit(AskTellAlgorithm):

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from hpoflow.records import Evaluation, Failure, Record, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Record, Suggestion
 from hpoflow.tasks.base import Task
 
 
@@ -56,7 +56,7 @@ class Algorithm(ABC):
         including your RNG states (``generator.get_state()``). Not overridden: resume replays instead."""
         return {}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:  # noqa: B027 - an optional hook, empty by design
         """Restore what ``state_dict`` returned into a freshly built instance (same config and seed)."""
 
 

@@ -23,11 +23,11 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from hpoflow import acquisition as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.bbo_config import BBOConfig
 from hpoflow.algorithms.gp_bo import GPBO
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 
 DEFAULT_INNER_STEPS = 1000  # N (SGD steps per evaluation) for tasks that do not say how many they run
 

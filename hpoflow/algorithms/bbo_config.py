@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
-from hpoflow.config_values import check_auto_int
+from hpoflow.core.config_values import check_auto_int
 
 BETA_SCHEDULES = ("paper", "srinivas", "constant")
 RETURNED = ("auto", "mean", "queried")
@@ -22,7 +22,8 @@ class BBOConfig:
     * ``constant``: ``beta_t = beta``.
 
     ``N`` is read from the task's ``inner_steps`` (SGD steps per evaluation); tasks without one use
-    ``hpoflow.algorithms.bbo.DEFAULT_INNER_STEPS``. When the task was built with ``task.inner_steps=auto``, the algorithm sets it to
+    ``hpoflow.algorithms.bbo.DEFAULT_INNER_STEPS``. When the task was built with ``task.inner_steps=auto``, the
+    algorithm sets it to
     ``steps_per_round * budget.rounds`` (the paper's N proportional to T).
 
     ``returned``: the point reported each round: ``mean`` = argmin over observed (and the current query)

@@ -22,7 +22,7 @@ from torch import Tensor
 
 from hpoflow.algorithms.base import Algorithm, BuildContext
 from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
-from hpoflow.records import Record
+from hpoflow.core.records import Record
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.bilevel import LAMBDA, BilevelTask
 

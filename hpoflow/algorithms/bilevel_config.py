@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpoflow.config_values import check_auto_positive
+from hpoflow.core.config_values import check_auto_positive
 
 VARIANTS = ("constant", "backtracking", "full")
 

@@ -11,7 +11,7 @@ import math
 import torch
 from torch import Tensor
 
-from hpoflow import acquisition as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.ce_gp_ucb_config import TVUCBConfig
 from hpoflow.algorithms.query import (
@@ -22,8 +22,8 @@ from hpoflow.algorithms.query import (
     knn_graph,
     lcb_ucb_rule,
 )
-from hpoflow.config_values import period
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.config_values import period
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import CandidateSurrogate
 
 MAX_ENUMERATED = 20_000

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
-from hpoflow.config_values import NEVER, Period, check_auto_positive, check_period
+from hpoflow.core.config_values import NEVER, Period, check_auto_positive, check_period
 
 QUERY_RULES = ("always", "bernoulli", "ce", "lcb_ucb")
 CE_SCALES = ("std", "variance")  # scale of the beliefs in the CE probability (hpoflow.algorithms.query)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from hpoflow.acquisition_config import OptimizerConfig  # re-exported: the algorithms' configs nest it
-from hpoflow.config_values import check_auto_int
+from hpoflow.acquisition.config import OptimizerConfig  # re-exported: the algorithms' configs nest it
+from hpoflow.core.config_values import check_auto_int
 
 
 @dataclass(frozen=True)

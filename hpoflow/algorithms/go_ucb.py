@@ -11,7 +11,8 @@ projection is exact and a radial rescaling.
 Variant ``bonus`` (arXiv) refits ``w_t`` each round and maximises
 ``f_x(w_t) + sigma ||grad_w f_x(w_t)|| sqrt(U/t) + U/t``.
 
-The network is the ``nn`` surrogate's (``surrogate.*``); it sees the unit cube the loop works on (times ``input_scale``: an affine map of the
+The network is the ``nn`` surrogate's (``surrogate.*``); it sees the unit cube the loop works on (times
+``input_scale``: an affine map of the
 task's box, so a network that is realizable on the box stays realizable); rewards ``sign * value`` are
 scaled with the Phase I median and interquartile range (``outputs``), fixed for the run so that the online regression
 stays consistent, and clipped from below (``clip_low``). Step 5 searches a box around the best observed point
@@ -42,8 +43,8 @@ from hpoflow.algorithms.go_ucb_ascent import (
 )
 from hpoflow.algorithms.go_ucb_config import GOUCBConfig, paper_network
 from hpoflow.algorithms.go_ucb_ellipsoid import ConfidenceEllipsoid
-from hpoflow.config_values import period
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.config_values import period
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.parametric import NeuralSurrogate, ParametricModel
 
 
@@ -216,7 +217,8 @@ class GOUCB(AskTellAlgorithm):
     def _choose(self, X: Tensor, values: Tensor, raw: Tensor, score: Tensor,
                 score_fn: Callable[[Tensor], Tensor]) -> tuple[int | None, Tensor, float]:
         """The highest-valued ascent result, or with ``avoid_repeats`` the first configuration never queried (or
-        the best one seen) among the ascent results (by value), then the raw points (by score), then fresh points (scored by
+        the best one seen) among the ascent results (by value), then the raw points (by score), then fresh points
+        (scored by
         ``score_fn``) of boxes twice, four times, ... as wide until the whole cube: a discrete search box can
         run out of new configurations. Returns ``(start index or None, x, its value)``; falls back to the best
         ascent result when no new configuration turns up."""
@@ -334,7 +336,8 @@ class BallGOUCB(GOUCB):
         self.b += G.T @ (G @ self.w0 + z - f)
 
     def _maybe_refit(self, t: int) -> bool:
-        """Every ``refit_every`` Phase II rounds (``never``: never) refit ``w_0`` on all data (warm-started at the current
+        """Every ``refit_every`` Phase II rounds (``never``: never) refit ``w_0`` on all data (warm-started at the
+        current
         centre, stopped once it stalls: ``advanced.refit_stall``) and relinearise around it."""
         every = period(self.config.refit_every)
         if every is None or t == 1 or (t - 1) % every:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from hpoflow.config_values import NEVER, Period, check_auto_int, check_auto_positive, check_period
+from hpoflow.core.config_values import NEVER, Period, check_auto_int, check_auto_positive, check_period
 from hpoflow.surrogates.parametric_config import ParametricConfig
 
 VARIANTS = ("ball", "bonus")

@@ -55,6 +55,7 @@ class ConfidenceEllipsoid:
 
     def whiten(self, M: Tensor) -> Tensor:
         """``M A`` for the rows of ``M`` (``k x d_w``), ``A = Sigma^{-1/2}`` symmetric: maps ``z`` to ``w - w_t`` (up to
-        ``sqrt(beta)``), a gradient in ``w`` to one in ``z``, and ``g`` to ``A g`` with ``||A g|| = ||g||_{Sigma^-1}``."""
+        ``sqrt(beta)``), a gradient in ``w`` to one in ``z``, and ``g`` to ``A g`` with ``||A g|| =
+        ||g||_{Sigma^-1}``."""
         V, _, coef = self._factor()
         return (M + ((M @ V) * coef) @ V.T) / self.lam**0.5

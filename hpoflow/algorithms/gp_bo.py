@@ -12,10 +12,10 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from hpoflow import acquisition as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import StandardizedSurrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively

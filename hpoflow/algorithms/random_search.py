@@ -8,7 +8,7 @@ import torch
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GridConfig, RandomConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 
 
 class RandomSearch(AskTellAlgorithm):

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.turbo_config import TuRBOConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
+from hpoflow.core.records import Evaluation, Failure, Suggestion
 
 LENGTH_INIT, LENGTH_MIN, LENGTH_MAX = 0.8, 0.5**7, 1.6  # side of the region in the unit cube
 SUCCESS_TOLERANCE = 3  # consecutive improvements that double L

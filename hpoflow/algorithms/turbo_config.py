@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpoflow.config_values import check_auto_int
+from hpoflow.core.config_values import check_auto_int
 
 
 @dataclass(frozen=True)
 class TuRBOConfig:
-    """One trust region, Thompson sampling inside it; the region's rules are the paper's (``hpoflow.algorithms.turbo``)."""
+    """One trust region, Thompson sampling inside it; the region's rules are the paper's
+    (``hpoflow.algorithms.turbo``)."""
 
     name: str = "turbo"
     n_init: int | None = None       # initial design per (re)start; null: min(2 d, max(2, rounds // 4))

@@ -8,6 +8,8 @@ Modules: ``loading`` (``load_study``: the selected runs and their curves, read i
 (normalised regret, ranks, Friedman/Wilcoxon–Holm/Nemenyi, bootstrap intervals, seed adequacy),
 ``aggregate`` (per-task regret means), ``tables`` (Markdown/CSV cells and captions), ``figures`` (PNG and SVG),
 ``html`` (report.md and the self-contained report.html), ``build`` (the whole report), ``cli`` (the command).
+
+May import: :mod:`hpoflow.core`, the components, :mod:`hpoflow.config`, :mod:`hpoflow.store` (reads only).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``python -m hpoflow.report key=value ...``: see :mod:`hpoflow.report.cli`."""
-from hpoflow.output_masking import install
+from hpoflow.store.output_masking import install
 
 install()  # every line printed or logged is masked (a store URI's password, tokens)
 

@@ -133,9 +133,13 @@ def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str
         task = " ".join(task_key)
         paths = plot_task(task, rows, out)
         figures += paths
-        blocks += [Heading(task, 3), Table(_md_to_frame(format_table(rows))), Text(caption(rows) + " FINISHED runs only (failures are counted in the tables above).",
-                        "caption"), Text("Best configuration per algorithm:"),
-                   Table(_md_to_frame(format_best_configs(rows)))]
+        blocks += [
+            Heading(task, 3),
+            Table(_md_to_frame(format_table(rows))),
+            Text(caption(rows) + " FINISHED runs only (failures are counted in the tables above).", "caption"),
+            Text("Best configuration per algorithm:"),
+            Table(_md_to_frame(format_best_configs(rows))),
+        ]
         blocks += [Figure(p, p.stem.replace("_", " ")) for p in paths if p.suffix == ".png"]
         printed += [f"### {task} (finished runs)", format_table(rows), caption(rows), format_best_configs(rows), ""]
     return figures, summaries
@@ -185,7 +189,7 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
                Table(config)]
     blocks[1:1] = [Text(w, "warning") for w in norm.warnings if Text(w, "warning") not in blocks]  # CD's
     html_path, md_path = out / "report.html", out / "report.md"
-    from hpoflow.tracking.params import mask_secrets
+    from hpoflow.store.params import mask_secrets
 
     html_path.write_text(mask_secrets(to_html(blocks, TITLE)))  # the selection names the store's URI
     md_path.write_text(mask_secrets(to_markdown(blocks, TITLE)))

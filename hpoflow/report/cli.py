@@ -49,7 +49,7 @@ def _allowed_text() -> str:
 
 def log_summary_run(uri: str, experiment: str, files: list[Path], tags: dict[str, str]) -> str:
     """Create a FINISHED run tagged ``hpoflow.kind=report`` holding ``files`` as artifacts; return its id."""
-    from hpoflow.tracking.store import artifact_location, get_or_create_experiment, make_client
+    from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client
 
     client = make_client(uri)
     exp_id = get_or_create_experiment(client, experiment, artifact_location(uri))
@@ -66,7 +66,7 @@ def log_summary_run(uri: str, experiment: str, files: list[Path], tags: dict[str
 
 def log_to_parent(uri: str, parent_run_id: str, files: list[Path]) -> None:
     """Log ``files`` into the ``report/`` artifact folder of the study's parent run (whatever its status)."""
-    from hpoflow.tracking.store import make_client
+    from hpoflow.store.backend import make_client
 
     client = make_client(uri)
     for path in files:
@@ -84,9 +84,9 @@ def _flag(value: Any, name: str, default: bool) -> bool:
 
 def _probe(uri: str) -> str | None:
     """One line if the store cannot be opened or reached (with the CLI's short HTTP retries), else None."""
-    from hpoflow.build import first_line
-    from hpoflow.tracking.params import mask_secrets
-    from hpoflow.tracking.store import make_client, retry, sqlite_path
+    from hpoflow.runner.build import first_line
+    from hpoflow.store.backend import make_client, retry, sqlite_path
+    from hpoflow.store.params import mask_secrets
 
     if sqlite_path(uri) is not None:  # a file: loading reports a missing or empty one itself
         return None
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
     from hpoflow.report.build import build
-    from hpoflow.tracking.store import default_uri
+    from hpoflow.store.backend import default_uri
 
     args = argv if argv is not None else sys.argv[1:]
     bad = [a for a in args if "=" not in a]

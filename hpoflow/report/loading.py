@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hpoflow.sweeps import KIND_TAG, PARENT_TAG, SUPERSEDED_TAG
-from hpoflow.tracking.params import mask_secrets
+from hpoflow.store.params import mask_secrets
+from hpoflow.store.sweeps import KIND_TAG, PARENT_TAG, SUPERSEDED_TAG
 
 TASK_PARAM_PREFIX = "task."
 IGNORED_TASK_PARAMS = {"task.name", "task.noise_std"}
@@ -387,9 +387,22 @@ def to_run_curves(data: StudyData) -> list[RunCurve]:
         values = np.where(np.isnan(truth), values, truth)
         regret = _per_round(c, "regret", rounds) if run.regret_reference == "optimum" else None
         task_key = tuple(str(run.task_key).split(" "))
-        out.append(RunCurve(run.run_id, run.algo, task_key, run.seed, run.status, run.direction,
-                            run.regret_reference, values, regret, _per_round(c, "query_cost", rounds),
-                            float(walls[run.run_id]), extra={"run_name": run.run_name, "experiment_id": run.experiment_id}))
+        out.append(
+            RunCurve(
+                run.run_id,
+                run.algo,
+                task_key,
+                run.seed,
+                run.status,
+                run.direction,
+                run.regret_reference,
+                values,
+                regret,
+                _per_round(c, "query_cost", rounds),
+                float(walls[run.run_id]),
+                extra={"run_name": run.run_name, "experiment_id": run.experiment_id},
+            )
+        )
     return out
 
 

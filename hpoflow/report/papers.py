@@ -32,7 +32,7 @@ def load_runs(uri: str, experiment: str) -> Any:
     """
     import mlflow
 
-    from hpoflow.sweeps import KIND_TAG, SUPERSEDED_TAG
+    from hpoflow.store.sweeps import KIND_TAG, SUPERSEDED_TAG
 
     mlflow.set_tracking_uri(uri)
     runs = mlflow.search_runs(experiment_names=[experiment], max_results=100_000, output_format="pandas")
@@ -347,14 +347,16 @@ def ce_gp_ucb_table_a1(runs: Any) -> str:
     means = {s: bandit_means(s, ts, T) for s in shapes}
     uniform = {s: float((m.max(-1) - m.mean(-1)).mean()) for s, m in means.items()}
     w = 30
-    out = [f"Paper 002, Table A1 (T={T}): R_T/T and C_T, mean ± std over trials [n]. The reward functions are OURS",
-           f"(defined in code: hpoflow.tasks.time_varying.bandit_means; plotted in {A1_REWARDS_FIGURE}.png; the paper",
-           "shows its own only in Fig. A1), so no row can match the paper number for number: a uniformly random policy",
-           "scores " + ", ".join(f"{s} {uniform[s]:.3f}" for s in shapes) + " (the paper's EXP3.S: 0.384, 0.257, 0.437).",
-           "GP rows: fixed eps after '@' (0.01 = the paper's); CE-variance = App. B read literally (ce_scale=variance);",
-           "CE-fitted = eps by maximum likelihood, floored at the value after '@floor'. 'paper' lines: Table A1.",
-           " " * 28 + "".join(f"| {s:<{w - 2}s}" for s in shapes),
-           " " * 28 + "".join(f"| {'R_T/T':>13s} {'C_T':>10s}    " for _ in shapes)]
+    out = [
+        f"Paper 002, Table A1 (T={T}): R_T/T and C_T, mean ± std over trials [n]. The reward functions are OURS",
+        f"(defined in code: hpoflow.tasks.time_varying.bandit_means; plotted in {A1_REWARDS_FIGURE}.png; the paper",
+        "shows its own only in Fig. A1), so no row can match the paper number for number: a uniformly random policy",
+        "scores " + ", ".join(f"{s} {uniform[s]:.3f}" for s in shapes) + " (the paper's EXP3.S: 0.384, 0.257, 0.437).",
+        "GP rows: fixed eps after '@' (0.01 = the paper's); CE-variance = App. B read literally (ce_scale=variance);",
+        "CE-fitted = eps by maximum likelihood, floored at the value after '@floor'. 'paper' lines: Table A1.",
+        " " * 28 + "".join(f"| {s:<{w - 2}s}" for s in shapes),
+        " " * 28 + "".join(f"| {'R_T/T':>13s} {'C_T':>10s}    " for _ in shapes),
+    ]
     stats: dict[tuple[str, str], tuple[float, float]] = {}
     for row in rows:
         out.append(_regret_cost_row(runs, row, "params.task.shape", shapes, 28, 10, stats))
@@ -441,7 +443,7 @@ def study_experiment(name: str) -> str:
     """
     import yaml
 
-    from hpoflow.schema import CONF_DIR
+    from hpoflow.config.schema import CONF_DIR
 
     path = CONF_DIR / "experiment" / f"{name}.yaml"
     if not path.is_file():

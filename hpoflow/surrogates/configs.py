@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpoflow.config_values import Period, check_period
+from hpoflow.core.config_values import Period, check_period
 
 KERNELS = ("matern12", "matern32", "matern52", "rbf")
 

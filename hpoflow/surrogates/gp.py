@@ -21,10 +21,10 @@ from linear_operator.utils.warnings import NumericalWarning
 from scipy.optimize import minimize
 from torch import Tensor
 
-from hpoflow.config_values import NEVER
+from hpoflow.core.config_values import NEVER
+from hpoflow.core.threads import one_blas_thread
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.kernels import stationary
-from hpoflow.threads import one_blas_thread
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,9 @@ from torch import Tensor
 KERNELS = ("matern12", "matern32", "matern52", "rbf")
 
 
-def stationary(name: str, A: Tensor, B: Tensor, lengthscale: float | Tensor, outputscale: float | Tensor = 1.0) -> Tensor:
+def stationary(
+    name: str, A: Tensor, B: Tensor, lengthscale: float | Tensor, outputscale: float | Tensor = 1.0
+) -> Tensor:
     """``outputscale * k(|A - B| / lengthscale)`` for ``A`` (``m x d``) and ``B`` (``n x d``): shape ``m x n``.
 
     Args:

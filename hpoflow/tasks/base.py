@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import SearchSpace
 
 
 class Task(ABC):
@@ -51,7 +51,7 @@ class Task(ABC):
         ``task.<key>``. Default: none."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook, empty by design
         """Release resources (files, pools). Default: nothing."""
 
 

@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Float, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 from hpoflow.tasks.bilevel_config import BilevelConfig
 from hpoflow.tasks.datasets import Split, load_split

@@ -5,8 +5,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import SearchSpace, describe_space
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import SearchSpace, describe_space
 from hpoflow.tasks.base import Task
 
 Objective = Callable[[dict[str, Any]], "float | Evaluation"]

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Float, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, SearchSpace
 from hpoflow.tasks.base import Task
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 from hpoflow.tasks.sklearn_spaces import MODELS, go_ucb_space, suite_space
 
@@ -99,7 +99,8 @@ def check_folds(folds: int, dataset: str, y: Any, regression: bool) -> None:
     most = n if regression else int(np.unique(y, return_counts=True)[1].min())
     if folds > most:
         what = f"{n} samples" if regression else f"{n} samples, smallest class {most}"
-        raise ValueError(f"task.folds={folds} is more than dataset '{dataset}' can split ({what}); allowed: 2 to {most}")
+        raise ValueError(f"task.folds={folds} is more than dataset '{dataset}' can split ({what}); "
+                         f"allowed: 2 to {most}")
 
 
 class SklearnTask(Task):

@@ -8,7 +8,7 @@ same style. ``go_ucb``: paper 004's Appendix D.2 spaces (rf, mlp, gb on classifi
 """
 from __future__ import annotations
 
-from hpoflow.space import Bool, Categorical, Float, Int, SearchSpace
+from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace
 
 SPACES = ("bayesmark", "go_ucb")
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Float, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Categorical, Float, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Categorical, Float, SearchSpace
 from hpoflow.tasks.base import Task
 
 

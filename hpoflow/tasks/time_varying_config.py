@@ -22,7 +22,9 @@ class TVSyntheticConfig:
         if self.n_points < 2:
             raise ValueError(f"task.n_points={self.n_points} must be >= 2")
         if self.lengthscale <= 0 or self.noise_std < 0:
-            raise ValueError(f"task.lengthscale={self.lengthscale} must be > 0 and task.noise_std={self.noise_std} >= 0")
+            raise ValueError(
+                f"task.lengthscale={self.lengthscale} must be > 0 and task.noise_std={self.noise_std} >= 0"
+            )
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Float, Int, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, Int, SearchSpace
 from hpoflow.tasks.base import Task, unobserved
 
 RANGES = {"lr": Float("lr", 1e-3, 1.0, log=True), "momentum": Float("momentum", 0.0, 0.95),
@@ -185,7 +185,9 @@ class TrainingTask(Task):
         val_loss, val_acc = self._loss_acc(net, self.split.x_val, self.split.y_val)
         test_loss, test_acc = self._loss_acc(net, self.split.x_test, self.split.y_test)
         diverged = not math.isfinite(val_loss) or val_loss > self.max_loss
-        clip = (lambda v: self.max_loss if not math.isfinite(v) or v > self.max_loss else v)
+        def clip(v: float) -> float:
+            return self.max_loss if not math.isfinite(v) or v > self.max_loss else v
+
         return Evaluation(value=clip(val_loss), cost=float(self.inner_steps),  # type: ignore[arg-type]
                           metrics={"val_accuracy": val_acc, "test_loss": clip(test_loss), "test_accuracy": test_acc,
                                    "diverged": float(diverged), "inner_steps": float(self.inner_steps)})  # type: ignore[arg-type]

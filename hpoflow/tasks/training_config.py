@@ -46,7 +46,9 @@ class TrainingConfig:
                              f"{self.weight_decay} must satisfy lr > 0, 0 <= momentum < 1, weight_decay >= 0")
         if self.width < 0:
             raise ValueError(f"task.width={self.width} must be >= 1 (or 0 for the architecture's default)")
-        if not (0 < self.val_fraction < 1 and 0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1):
+        if not (
+            0 < self.val_fraction < 1 and 0 < self.test_fraction < 1 and self.val_fraction + self.test_fraction < 1
+        ):
             raise ValueError(f"task.val_fraction={self.val_fraction} and task.test_fraction={self.test_fraction} "
                              "must be in (0, 1) with a sum below 1")
         if not 0 < self.steps_scale <= 1e6:

@@ -13,7 +13,7 @@ it reuses the basic sweeper for everything else (batching, launching, validation
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
@@ -26,9 +26,9 @@ CELL_KEY = "sweep.cell"
 @dataclass
 class CellsSweeperConf:
     _target_: str = "hydra_plugins.hpoflow_cells_sweeper.cells_sweeper.CellsSweeper"
-    max_batch_size: Optional[int] = None
-    params: Optional[Dict[str, str]] = None
-    cells: Optional[Dict[str, Dict[str, Any]]] = None  # name -> overrides of that cell
+    max_batch_size: int | None = None
+    params: dict[str, str] | None = None
+    cells: dict[str, dict[str, Any]] | None = None  # name -> overrides of that cell
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="cells", node=CellsSweeperConf, provider="hpoflow")
@@ -43,12 +43,12 @@ def _value(value: Any) -> str:
 class CellsSweeper(BasicSweeper):
     """The basic sweeper's product of ``params`` and arguments, once per cell of ``cells``."""
 
-    def __init__(self, max_batch_size: Optional[int], params: Optional[Dict[str, str]] = None,
-                 cells: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
+    def __init__(self, max_batch_size: int | None, params: dict[str, str] | None = None,
+                 cells: dict[str, dict[str, Any]] | None = None) -> None:
         super().__init__(max_batch_size=max_batch_size, params=params)
         self.cells = {str(k): dict(v or {}) for k, v in (cells or {}).items()}
 
-    def split_arguments(self, overrides: List[Override], max_batch_size: Optional[int]) -> List[List[List[str]]]:  # type: ignore[override]
+    def split_arguments(self, overrides: list[Override], max_batch_size: int | None) -> list[list[list[str]]]:  # type: ignore[override]
         chosen = list(self.cells)
         kept = []
         for override in overrides:

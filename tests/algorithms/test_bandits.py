@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.loop import Budget, run
+from hpoflow.config import registry
+from hpoflow.runner.loop import Budget, run
 from hpoflow.tasks.time_varying import TVBandit
 from tests.conftest import mlflow_runs
 
@@ -36,7 +36,7 @@ def test_bernoulli_queries_cost_about_p_and_only_observed_rounds_update(name):
 def test_exp3s_probabilities_mix_in_uniform_exploration():
     task = TVBandit()
     algo = _algo("exp3s", task, gamma=0.3)
-    for r in range(200):
+    for _ in range(200):
         algo._p = float(algo.probabilities()[0])
         algo.update(0, 1.0)
     p = algo.probabilities()

@@ -8,13 +8,13 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from hpoflow import acquisition as acq
+from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.bbo import BBOEI, BBOUCB, expected_improvement_min, paper_beta
 from hpoflow.algorithms.bbo_config import BBOConfig
-from hpoflow.loop import Budget, run
-from hpoflow.records import Direction, Evaluation, Suggestion
-from hpoflow.space import Float, SearchSpace
+from hpoflow.core.records import Direction, Evaluation, Suggestion
+from hpoflow.core.space import Float, SearchSpace
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.base import Task
@@ -63,7 +63,9 @@ def test_minimisation_ei_matches_monte_carlo(mean, var, incumbent):
 
 
 def test_ei_is_zero_without_variance_above_the_incumbent_and_the_gap_below():
-    ei = expected_improvement_min(torch.tensor([2.0, 0.5], dtype=torch.float64), torch.zeros(2, dtype=torch.float64), 1.0)
+    ei = expected_improvement_min(
+        torch.tensor([2.0, 0.5], dtype=torch.float64), torch.zeros(2, dtype=torch.float64), 1.0
+    )
     assert ei.tolist() == [0.0, 0.5]
 
 
@@ -115,7 +117,9 @@ def test_returned_point_is_the_posterior_mean_argmin_and_logs_its_observed_value
 
 
 # -- UCB -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("t,N,B,sigma,c", [(1, 100, 1.0, 1.0, 1.0), (20, 3000, 2.0, 0.5, 0.3), (60, 6000, 0.0, 0.1, 2.0)])
+@pytest.mark.parametrize(
+    "t,N,B,sigma,c", [(1, 100, 1.0, 1.0, 1.0), (20, 3000, 2.0, 0.5, 0.3), (60, 6000, 0.0, 0.1, 2.0)]
+)
 def test_paper_beta_matches_the_formula(t, N, B, sigma, c):
     expected = math.sqrt(B**2 + sigma ** -2 * t * (c * math.log(N)) ** 2 / N)
     assert paper_beta(t, N, B, sigma, c) == pytest.approx(expected, rel=1e-12)

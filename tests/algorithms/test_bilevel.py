@@ -10,8 +10,8 @@ import torch
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.bilevel import MYHPO, SHO, backtrack, box_step
 from hpoflow.algorithms.bilevel_config import MYHPOConfig, SHOConfig
-from hpoflow.loop import Budget, ObjectiveError, run
-from hpoflow.records import RunStatus
+from hpoflow.core.records import RunStatus
+from hpoflow.runner.loop import Budget, ObjectiveError, run
 from hpoflow.tasks.synthetic import make_branin
 from tests.algorithms.bilevel_helpers import orthogonal_ridge
 
@@ -59,7 +59,7 @@ def test_one_my_hpo_iteration_matches_algorithm_1_by_hand():
     v, w, u, lam = algo.v.clone(), algo.w.clone(), algo.u.clone(), float(algo.lam)
     X, y, n = task.X_train.numpy(), task.y_train.numpy(), task.X_train.shape[0]
     Xv, yv = task.X_val.numpy(), task.y_val.numpy()
-    grad_t = lambda x, l: -X.T @ (y - X @ x) / n + 2 * math.exp(l) * x  # noqa: E731
+    grad_t = lambda x, lg: -X.T @ (y - X @ x) / n + 2 * math.exp(lg) * x  # noqa: E731
     v, w, u = v.numpy(), w.numpy(), u.numpy()
     g = grad_t(v, lam)
     v1 = v - a * g
@@ -98,7 +98,7 @@ def test_backtracking_never_accepts_an_ascent_step():
     gen = torch.Generator().manual_seed(0)
     for trial in range(200):
         A = torch.randn(4, 4, generator=gen, dtype=torch.float64)
-        fn = lambda x: torch.sum((A @ x) ** 2) + torch.sin(3 * x).sum()  # noqa: E731
+        fn = lambda x, A=A: torch.sum((A @ x) ** 2) + torch.sin(3 * x).sum()  # noqa: E731
         x = torch.randn(4, generator=gen, dtype=torch.float64)
         d = torch.randn(4, generator=gen, dtype=torch.float64)  # arbitrary, often not a descent direction
         if trial % 3 == 0:

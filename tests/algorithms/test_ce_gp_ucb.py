@@ -9,11 +9,11 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.loop import Budget, run
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Categorical, SearchSpace
+from hpoflow.config import registry
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Categorical, SearchSpace
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.temporal import build
 from hpoflow.surrogates.temporal_config import TemporalGPConfig
 from hpoflow.tasks.base import Task

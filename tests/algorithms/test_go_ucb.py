@@ -18,9 +18,9 @@ from hpoflow.algorithms.go_ucb import (
     project_ellipsoid,
 )
 from hpoflow.algorithms.go_ucb_config import GOUCBAdvanced, GOUCBConfig, paper_network
-from hpoflow.loop import Budget, run
-from hpoflow.records import Direction, Evaluation
-from hpoflow.space import Int, SearchSpace
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Int, SearchSpace
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.parametric import NeuralSurrogate
 from hpoflow.surrogates.parametric_config import ParametricConfig
 from hpoflow.tasks.base import Task
@@ -238,7 +238,9 @@ def test_linear_ucb_is_the_max_of_the_linearisation_over_the_ball():
     W = math.sqrt(beta) * (Z @ Linv)  # w - w_t on the ellipsoid's boundary
     sampled = f + W @ g
     assert float(sampled.max()) <= closed + 1e-9
-    w_star = math.sqrt(beta) * torch.linalg.solve(algo.Sigma, g) / math.sqrt(float(g @ torch.linalg.solve(algo.Sigma, g)))
+    w_star = (
+        math.sqrt(beta) * torch.linalg.solve(algo.Sigma, g) / math.sqrt(float(g @ torch.linalg.solve(algo.Sigma, g)))
+    )
     assert float(w_star @ algo.Sigma @ w_star) == pytest.approx(beta)  # the maximiser lies on the boundary
     assert f + float(w_star @ g) == pytest.approx(closed)
 

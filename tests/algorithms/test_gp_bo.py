@@ -7,7 +7,7 @@ import torch
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig
 from hpoflow.algorithms.gp_bo import GPEI
-from hpoflow.records import Failure
+from hpoflow.core.records import Failure
 from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.synthetic import make_branin
 
@@ -52,7 +52,7 @@ def test_raw_xi_is_divided_by_the_reward_std_and_shifts_the_ei_incumbent():
 
 def test_gp_bo_refuses_the_time_varying_gp_which_does_not_standardise_its_outputs():
     import hpoflow
-    from hpoflow.app import ConfigError
+    from hpoflow.config.settings import ConfigError
 
     with pytest.raises(ConfigError, match="needs a surrogate with standardised outputs .*got TemporalGP"):
         hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="tv_gp")

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from hpoflow import registry
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.app import ConfigError, validate
-from hpoflow.loop import Budget, run
-from hpoflow.records import Direction, Evaluation, OnError
-from hpoflow.space import Categorical, Float, Int, SearchSpace
+from hpoflow.config import registry
+from hpoflow.config.settings import ConfigError, validate
+from hpoflow.core.records import Direction, Evaluation, OnError
+from hpoflow.core.space import Categorical, Float, Int, SearchSpace
+from hpoflow.runner.loop import Budget, run
 from hpoflow.tasks.base import Task
 from tests.conftest import mlflow_runs
 
@@ -39,7 +39,9 @@ def _build(name: str, task: Task, rounds: int, seed: int = 0):
     entry = registry.get("algorithm", name)
     if entry.missing():
         pytest.skip(f"{name} needs {entry.missing()} (pip install 'hpoflow[peers]')")
-    cheap = {"num_restarts": 2, "raw_samples": 64, "n_init": 6} if name == "botorch_logei" else {}  # smoke, not benchmark
+    cheap = (
+        {"num_restarts": 2, "raw_samples": 64, "n_init": 6} if name == "botorch_logei" else {}
+    )  # smoke, not benchmark
     return entry.load()(entry.make_config(**cheap), BuildContext(task=task, rounds=rounds, seed=seed))
 
 
@@ -170,8 +172,8 @@ def test_peers_are_deterministic_given_the_seed_and_differ_across_seeds():
 def test_interrupted_then_resumed_peer_run_equals_uninterrupted(tmp_path, name):
     """Resume replays the history into a fresh adapter (asks again, tells the recorded outcomes): exact when the
     library is deterministic given the seed, which each adapter ensures."""
-    from hpoflow.checkpoint import Checkpointer, load
-    from hpoflow.hardware import seed_everything
+    from hpoflow.core.checkpoint import Checkpointer, load
+    from hpoflow.core.hardware import seed_everything
     from tests.test_checkpoint import Noisy, _trajectory
 
     def fresh(task: Task):

@@ -9,8 +9,8 @@ import torch
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.turbo import TrustRegion, TuRBO, tr_bounds
 from hpoflow.algorithms.turbo_config import TuRBOConfig
-from hpoflow.loop import Budget, run
-from hpoflow.records import Evaluation
+from hpoflow.core.records import Evaluation
+from hpoflow.runner.loop import Budget, run
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.gp import build
 from hpoflow.tasks.synthetic import make_branin

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from hpoflow.tracking.store import artifact_location
+from hpoflow.store.backend import artifact_location
 from tests.report.study_store import add_run, add_study_parent
 
 # (task, optimum) x algorithm x seed; gp is better than random, turbo fails on seed 2 of branin

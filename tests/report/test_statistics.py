@@ -147,8 +147,15 @@ def test_seeds_needed_reaches_80_percent_power_and_not_one_seed_earlier(dz):
 
 
 def test_seed_adequacy_line_from_paired_differences():
-    final = pd.DataFrame({"task": "t", "seed": [str(s) for s in range(3)] * 3, "algo": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
-                          "nr": [0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0], "failed": False})
+    final = pd.DataFrame(
+        {
+            "task": "t",
+            "seed": [str(s) for s in range(3)] * 3,
+            "algo": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+            "nr": [0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0],
+            "failed": False,
+        }
+    )
     (s,) = st.seed_adequacy(final)
     assert (s.first, s.second, s.n) == ("a", "b", 3)
     assert s.effect == pytest.approx(2.0) and s.dz == pytest.approx(2.0)  # d = 1, 2, 3: mean 2, sd 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hpoflow import registry
+from hpoflow.config import registry
 from hpoflow.surrogates.base import CandidateSurrogate, StandardizedSurrogate, Surrogate
 
 

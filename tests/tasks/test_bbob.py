@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hpoflow.app import ConfigError, validate
+from hpoflow.config.settings import ConfigError, validate
 from hpoflow.tasks.bbob import BBOBTask
 from scripts.check_bbob import max_abs_difference
 from tests.conftest import mlflow_runs

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from hpoflow.app import ConfigError, validate
+from hpoflow.config.settings import ConfigError, validate
 from hpoflow.tasks.configs import SKLEARN_DATASETS, SKLEARN_MODELS
 from hpoflow.tasks.sklearn_hpo import ClassifierTask, SklearnTask, model_space
 from hpoflow.tasks.sklearn_spaces import BAYESMARK, BAYESMARK_REGRESSION, suite_space

@@ -10,7 +10,7 @@ import torch
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.configs import RandomConfig
 from hpoflow.algorithms.random_search import RandomSearch
-from hpoflow.loop import Budget, run
+from hpoflow.runner.loop import Budget, run
 from hpoflow.tasks import training
 from hpoflow.tasks.training import load_mnist_split, make_digits_task, stratified_split
 from hpoflow.tasks.training_config import TrainingConfig

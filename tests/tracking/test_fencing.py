@@ -10,12 +10,12 @@ import os
 import pytest
 from mlflow.tracking import MlflowClient
 
-from hpoflow.checkpoint import Checkpointer, load
-from hpoflow.loop import Budget, run
-from hpoflow.records import Evaluation
-from hpoflow.tracking import lease as L
-from hpoflow.tracking.health import StoreLost
-from hpoflow.tracking.mlflow_tracker import MlflowTracker
+from hpoflow.core.checkpoint import Checkpointer, load
+from hpoflow.core.records import Evaluation
+from hpoflow.runner.loop import Budget, run
+from hpoflow.store import lease as L
+from hpoflow.store.health import StoreLost
+from hpoflow.store.mlflow_tracker import MlflowTracker
 from tests.test_loop import Flaky, _algo
 
 

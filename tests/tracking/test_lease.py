@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from hpoflow.tracking import lease as L
-from hpoflow.tracking.store import make_client
+from hpoflow.store import lease as L
+from hpoflow.store.backend import make_client
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def client(store):
 
 
 def _run(client, lease: L.Lease | None = None) -> str:
-    from hpoflow.tracking.store import get_or_create_experiment
+    from hpoflow.store.backend import get_or_create_experiment
 
     exp = get_or_create_experiment(client, "lease", None)
     return client.create_run(exp, tags=lease.tags() if lease else {}).info.run_id
@@ -94,7 +94,7 @@ def test_heartbeat_refreshes_and_detects_a_take_over(client):
 
 
 def test_a_failing_check_stops_the_heartbeat_with_its_error(client):
-    from hpoflow.tracking.health import StoreLost
+    from hpoflow.store.health import StoreLost
 
     mine = L.Lease.mine(0.05)
     run_id = _run(client, mine)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import io
 import logging
 
-from hpoflow.output_masking import MaskedStream, _masked_record_factory
-from hpoflow.tracking.params import mask_secrets, mask_text, redact_tree, to_mlflow_params
+from hpoflow.store.output_masking import MaskedStream, _masked_record_factory
+from hpoflow.store.params import mask_secrets, mask_text, redact_tree, to_mlflow_params
 
 PW = "s3cretPW"
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 import pytest
 from mlflow.tracking import MlflowClient
 
-from hpoflow.loop import Budget, ObjectiveError, run
-from hpoflow.records import OnError
-from hpoflow.tracking.mlflow_tracker import MlflowTracker
-from hpoflow.tracking.params import REDACTED, to_mlflow_params
+from hpoflow.core.records import OnError
+from hpoflow.runner.loop import Budget, ObjectiveError, run
+from hpoflow.store.mlflow_tracker import MlflowTracker
+from hpoflow.store.params import REDACTED, to_mlflow_params
 from tests.test_loop import Flaky, _algo
 
 
 def _tracker(uri, **kw):
     t = MlflowTracker(uri, "flaky", "r", **kw)
-    t.start({"task": {"name": "flaky"}, "budget": {"rounds": 10}, "tracking": {"password": "hunter2"}}, {"algo": "random"})
+    t.start(
+        {"task": {"name": "flaky"}, "budget": {"rounds": 10}, "tracking": {"password": "hunter2"}}, {"algo": "random"}
+    )
     return t
 
 
@@ -89,7 +91,7 @@ def test_secrets_in_uris_and_key_variants_are_redacted():
 
 
 def test_config_artifact_is_redacted_too(store, tmp_path):
-    from hpoflow.records import RunStatus
+    from hpoflow.core.records import RunStatus
 
     tracker = _tracker(store)
     tracker.finish(RunStatus.FINISHED, {})
@@ -99,7 +101,7 @@ def test_config_artifact_is_redacted_too(store, tmp_path):
 
 
 def test_uri_passwords_and_secret_assignments_are_masked_in_any_text():
-    from hpoflow.tracking.params import mask_secrets
+    from hpoflow.store.params import mask_secrets
 
     text = ("API request to http://bob:hunter2@127.0.0.1:1/api failed; https://ghp_tok@github.com/x "
             "tracking.password=hunter2,seed=1 auth=abc author=me sqlite:////tmp/a@b.db")
@@ -118,7 +120,7 @@ def test_widened_secret_keys():
 
 
 def test_hydra_files_are_masked_in_place(tmp_path):
-    from hpoflow.tracking.params import redact_text_file
+    from hpoflow.store.params import redact_text_file
 
     path = tmp_path / "config.yaml"
     path.write_text("tracking:\n  uri: http://bob:hunter2@h:1\n  password: hunter2\n  api_key: null\n"
@@ -129,7 +131,7 @@ def test_hydra_files_are_masked_in_place(tmp_path):
 
 
 def test_store_health_notices_a_vanished_or_replaced_sqlite_file(tmp_path):
-    from hpoflow.tracking.health import StoreHealth, StoreLost
+    from hpoflow.store.health import StoreHealth, StoreLost
 
     db = tmp_path / "m.db"
     db.write_text("")
@@ -145,7 +147,7 @@ def test_store_health_notices_a_vanished_or_replaced_sqlite_file(tmp_path):
 
 
 def test_a_lost_store_stops_the_loop_and_nothing_more_is_written(store, monkeypatch):
-    from hpoflow.tracking.health import StoreLost
+    from hpoflow.store.health import StoreLost
 
     task, tracker = Flaky(), _tracker(store, flush_every=1)
     calls = {"n": 0}
@@ -160,4 +162,4 @@ def test_a_lost_store_stops_the_loop_and_nothing_more_is_written(store, monkeypa
         run(task, _algo(task), tracker, Budget(10))
     client = MlflowClient(tracking_uri=store)
     assert [m.step for m in client.get_metric_history(tracker.run_id, "query_cost")] == [1, 2, 3]
-    assert client.get_run(tracker.run_id).info.status == "RUNNING"  # left for resume / `hpoflow.runs stale`
+    assert client.get_run(tracker.run_id).info.status == "RUNNING"  # left for resume / `hpoflow.store.runs stale`

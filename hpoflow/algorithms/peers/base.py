@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.records import Evaluation, Suggestion
-from hpoflow.space import Float, Int
+from hpoflow.core.records import Evaluation, Suggestion
+from hpoflow.core.space import Float, Int
 
 
 class PeerAlgorithm(AskTellAlgorithm):

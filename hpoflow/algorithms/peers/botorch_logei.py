@@ -27,8 +27,8 @@ from torch import Tensor
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.peers.base import PeerAlgorithm
 from hpoflow.algorithms.peers.configs import BoTorchConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.space import Float, Int, SearchSpace
+from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.core.space import Float, Int, SearchSpace
 
 
 class MixedCoordinates:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpoflow.config_values import check_auto_int
+from hpoflow.core.config_values import check_auto_int
 
 
 @dataclass(frozen=True)

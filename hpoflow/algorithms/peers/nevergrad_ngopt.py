@@ -15,8 +15,8 @@ import nevergrad as ng
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.peers.base import PeerAlgorithm
 from hpoflow.algorithms.peers.configs import NevergradConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.space import Float, Int, SearchSpace
+from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.core.space import Float, Int, SearchSpace
 
 
 def parametrization(space: SearchSpace, seed: int) -> ng.p.Dict:

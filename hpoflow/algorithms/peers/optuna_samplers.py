@@ -15,8 +15,8 @@ from optuna.trial import TrialState
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.peers.base import PeerAlgorithm
 from hpoflow.algorithms.peers.configs import OptunaConfig, OptunaRandomConfig
-from hpoflow.records import Evaluation, Failure, Suggestion
-from hpoflow.space import Float, Int, SearchSpace
+from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.core.space import Float, Int, SearchSpace
 
 
 def distributions(space: SearchSpace) -> dict[str, BaseDistribution]:

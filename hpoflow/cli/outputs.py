@@ -1,0 +1,93 @@
+"""What the CLI leaves behind and prints at the end: secret-free Hydra files, one-line end-of-run messages."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from hpoflow.core.signals import Interrupted
+from hpoflow.store.health import StoreLost
+from hpoflow.store.lease import LeaseLost
+from hpoflow.store.params import mask_secrets
+
+RUN_LOST = (StoreLost, LeaseLost)  # the run cannot be written any more; its checkpoint is kept (exit 1)
+
+
+def mask_hydra_outputs(hc: Any) -> list[Path]:
+    """Mask secrets in the files Hydra wrote before the job started; returns those it changed.
+
+    ``<run dir>/.hydra/{config,hydra,overrides}.yaml`` and, in a sweep, ``<sweep dir>/multirun.yaml`` hold the
+    composed config and the command line, e.g. ``tracking.uri=http://user:password@host``.
+    """
+    from hpoflow.store.params import redact_text_file
+
+    paths = []
+    if hc.output_subdir is not None:
+        folder = Path(hc.runtime.output_dir) / str(hc.output_subdir)
+        paths += [folder / name for name in ("config.yaml", "hydra.yaml", "overrides.yaml")]
+    if hc.sweep.dir:
+        paths.append(Path(str(hc.sweep.dir)) / "multirun.yaml")
+    return [p for p in paths if p.exists() and redact_text_file(p)]
+
+
+def _resume_hint(run_dir: str | None, resume: str | None) -> str:
+    from hpoflow.core.checkpoint import FILENAME
+
+    target = run_dir if run_dir and (Path(run_dir) / FILENAME).is_file() else resume
+    return f"; continue it with: python -m hpoflow resume={target}" if target else ""
+
+
+def interrupted_message(exc: Interrupted, run_dir: str | None, resume: str | None = None) -> str:
+    """One line: which signal, what happened to the run, and how to continue it."""
+    return f"{exc}: the run is KILLED with every completed round logged{_resume_hint(run_dir, resume)}"
+
+
+def lost_message(exc: BaseException, run_dir: str | None, resume: str | None = None) -> str:
+    """One line for a run that cannot be written any more (store lost, lease taken over)."""
+    if isinstance(exc, LeaseLost):  # the process that took it over continues it: no resume hint
+        return f"run stopped: {exc}"
+    hint = _resume_hint(run_dir, resume)
+    if isinstance(exc, StoreLost) and hint:
+        hint = "; its checkpoint is kept: restore the store (or name another with tracking.uri=), then" + \
+            hint.removeprefix(";")
+    return f"run stopped: {exc}{hint}"
+
+
+def exit_without_store_cleanup(code: int) -> None:
+    """Flush our output and leave at once, skipping the interpreter's clean-up.
+
+    After ``StoreLost`` SQLite's connections must not be closed normally: closing runs a WAL checkpoint
+    into a file that became read-only (``chattr +i``), which ends in SIGBUS from its shared-memory map.
+    Nothing of the run is lost: the metrics are in the store (or never will be) and the checkpoint
+    was written atomically after the last completed round.
+    """
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None,
+                      experiment_id: str | None = None) -> None:
+    """The end-of-run lines; for a server, the run's page (in place of MLflow's own unmasked ``View run`` line)."""
+    lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
+    if summary.get("cumulative_regret") is not None:
+        lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
+                     f"simple regret: {summary.get('simple_regret')}")
+    lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
+    if uri:
+        uri = mask_secrets(uri)
+        lines.append(f"MLflow run {run_id} in {uri}")
+        if uri.startswith(("http://", "https://")):
+            page = f"{uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}" if experiment_id else uri
+            lines.append(f"browse: {page}")
+        else:
+            lines.append(f"browse: mlflow ui --backend-store-uri {uri}")
+    print("\n".join(lines), file=sys.stdout, flush=True)
+
+
+def sweep_id_from(sweep_dir: str) -> str:
+    return hashlib.sha1(sweep_dir.encode()).hexdigest()[:12]

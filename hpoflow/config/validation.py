@@ -1,0 +1,67 @@
+"""Whole-config sanity checks that no single component's dataclass can make, run before any work.
+
+Each failure is a ``ValueError`` with one line naming the key, the bad value and what is allowed (the CLI
+prints it and exits 2). Component dataclasses check their own ranges; this module catches what slips
+between them: NaN/inf anywhere (``budget.cost=nan`` would silently remove the cost limit), keys that are
+no setting at all (``+foo=1``), sizes no run can reach (``budget.rounds=2**70``), an empty store URI, and
+settings a built task ignores (``task=hartmann6 task.dim=3``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any
+
+MAX_ROUNDS = 1_000_000
+MAX_DIM = 10_000
+MAX_SEED = 2**32 - 1  # NumPy's limit (torch accepts more; one limit for all three RNGs)
+MAX_INT = 10**9       # any other integer setting: no option of hpoflow needs more
+MAX_NAME = 250        # run and experiment names
+
+
+def _walk(config: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(config, dict):
+        return [kv for k, v in config.items() for kv in _walk(v, f"{prefix}{k}.")]
+    if isinstance(config, (list, tuple)):
+        return [kv for i, v in enumerate(config) for kv in _walk(v, f"{prefix}{i}.")]
+    return [(prefix.rstrip("."), config)]
+
+
+def root_keys() -> set[str]:
+    """The top-level settings (the root schema's fields)."""
+    from hpoflow.config.schema import RootConfig
+
+    return {f.name for f in fields(RootConfig)}
+
+
+def check_config(raw: dict[str, Any]) -> None:
+    """Raise ValueError (one line) on the first nonsense value of a resolved config."""
+    unknown = sorted(set(raw) - root_keys())
+    if unknown:
+        raise ValueError(f"'{unknown[0]}' is not a setting; allowed top-level keys: {', '.join(sorted(root_keys()))}")
+    for key, value in _walk(raw):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{key}={value} must be a finite number")
+        if isinstance(value, int) and not isinstance(value, bool):
+            limit = (MAX_ROUNDS if key == "budget.rounds" else MAX_SEED if key == "seed"
+                     else MAX_DIM if key.rsplit(".", 1)[-1] == "dim" else MAX_INT)
+            if abs(value) > limit:
+                raise ValueError(f"{key}={value} is beyond the maximum {limit:,}")
+    tracking = raw.get("tracking") or {}
+    uri = tracking.get("uri")
+    if isinstance(uri, str) and not uri.strip():
+        raise ValueError("tracking.uri is empty: give a store URI (e.g. sqlite:///outputs/mlflow.db, "
+                         "http://host:5000) or leave it out for the default store")
+    for key in ("run_name", "experiment"):
+        name = tracking.get(key)
+        if isinstance(name, str) and (len(name) > MAX_NAME or not name.strip()):
+            raise ValueError(f"tracking.{key} must be 1 to {MAX_NAME} characters (got {len(name)})")
+
+
+def check_task(task_config: Any, task: Any) -> None:
+    """Raise ValueError if the built task ignored a size it was given (a fixed-dimension task's ``dim``)."""
+    dim = getattr(task_config, "dim", None) if not isinstance(task_config, dict) else task_config.get("dim")
+    space = getattr(task, "space", None)
+    if isinstance(dim, int) and space is not None and space.dim != dim:
+        raise ValueError(f"task.dim={dim}: {task.name} has a fixed dimension of {space.dim} "
+                         f"(leave task.dim out or set it to {space.dim})")

@@ -1,0 +1,220 @@
+"""The build step of every run (CLI job, ``minimize``, ``Study``): validated settings -> a ready :class:`Loop`.
+
+In order: hardware and seeds, the task (or the caller's own), the algorithm and its surrogate factory, the
+MLflow run (tags, lease; continued when resuming), the checkpointer. :func:`execute` is the run step that
+follows when the loop evaluates its own task; a :class:`hpoflow.Study` advances the loop itself instead.
+"""
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from hpoflow.config.settings import ConfigError, Settings, build_algorithm, build_task
+from hpoflow.core.checkpoint import Checkpointer, LoopState
+from hpoflow.runner.loop import Budget, Loop, RunResult, drive
+from hpoflow.store.params import mask_secrets
+from hpoflow.tasks.base import Task
+
+
+@dataclass
+class OpenRun:
+    """A built run, ready to go: its loop, the task it evaluates, the store it logs to (None: untracked)."""
+
+    loop: Loop
+    task: Task
+    uri: str | None
+    label: str  # "<algo>/<task> s<seed>", for the progress bar
+
+    @property
+    def run_id(self) -> str | None:
+        return getattr(self.loop.tracker, "run_id", None)
+
+
+def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sweep_id: str | None = None,
+             checkpoint_path: str | None = None, resume: LoopState | None = None) -> OpenRun:
+    """Build task, algorithm, tracker (its MLflow run started) and checkpointer from ``s``.
+
+    Args:
+        task: the caller's own task (``minimize``, ``Study``); default: built from ``s.task``.
+        config_text: the composed config as YAML (the ``config.yaml`` artifact when ``s.raw`` is empty).
+        sweep_id: tags the run as one job of a sweep.
+        checkpoint_path: where the loop state is saved after every ``s.checkpoint_every`` rounds.
+        resume: a loaded checkpoint: its MLflow run is continued and the loop restored to it.
+
+    Raises:
+        ConfigError: one line naming the bad setting (unknown device, unreadable task file, a store that
+            cannot be opened, a run another live process writes); nothing was written to MLflow then.
+    """
+    task, algorithm, resolved = build_components(s, task)
+    tracker: Any = None
+    uri = None
+    if s.tracking.enabled:
+        from hpoflow.store.backend import default_uri
+
+        uri = s.tracking.uri or default_uri()
+        tracker = _start_tracker(s, task, uri, _tags(s, task, sweep_id, resolved.description, checkpoint_path),
+                                 config_text, resume)
+        if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
+            from hpoflow.surrogates.plot import surrogate_artifact_writer
+
+            tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
+    checkpointer = None
+    if checkpoint_path:
+        from hpoflow.store.params import mask_text, redact_tree
+
+        meta = {"config": redact_tree(s.raw), "config_text": mask_text(config_text),
+                "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
+                "sweep_id": sweep_id}
+        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
+    loop = Loop(task, algorithm, tracker, Budget(s.budget.rounds, s.budget.cost), on_error=s.on_error,
+                checkpoint=checkpointer, resume=resume)
+    label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
+    return OpenRun(loop, task, uri, label)
+
+
+def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, Any]:
+    """Set up the hardware, seed Python/NumPy/torch, build the task (unless given) and the algorithm.
+
+    Returns:
+        ``(task, algorithm, resolved hardware)``.
+
+    Raises:
+        ConfigError: an unusable device, an unreadable task file, settings the algorithm refuses.
+    """
+    from hpoflow.algorithms.base import BuildContext
+    from hpoflow.core import hardware as hw
+
+    try:
+        resolved = hw.setup(s.hardware)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    hw.seed_everything(s.seed)
+    task = task if task is not None else _task(s)
+    surrogate = None
+    if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
+        surrogate = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
+                            device=resolved.device)
+    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
+                       surrogate=surrogate)
+    try:
+        algorithm = build_algorithm(s, ctx)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"algo: {exc}") from None
+    return task, algorithm, resolved
+
+
+def execute(run: OpenRun, progress: bool = True) -> RunResult:
+    """The run step: evaluate the task every round until the budget is spent (a progress bar on a terminal).
+
+    Raises:
+        ObjectiveError: an evaluation failed under ``on_error=fail`` (the run is FAILED, every round logged).
+    """
+    from hpoflow.runner.progress import RunProgress
+
+    with RunProgress(run.loop.budget.rounds, run.label, enabled=progress) as bar:
+        run.loop.on_round = bar
+        return drive(run.loop)
+
+
+def _task(s: Settings) -> Task:
+    from hpoflow.config.validation import check_task
+
+    try:
+        task = build_task(s)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(str(exc) if str(exc).startswith("task.") else f"task: {exc}") from None
+    try:
+        check_task(s.task, task)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return task
+
+
+def _build_surrogate(entry: Any, config: Any, dim: int, **kwargs: Any) -> Any:
+    return entry.load()(config, dim, **kwargs)
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             check=False)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: str) -> dict[str, str]:
+    """The run's identity tags: algo, task, surrogate, hardware, seed, commit, config hash, study links."""
+    algo = s.raw["algo"].get("name") or str(s.algo_target).replace(":", ".").rsplit(".", 1)[-1]
+    tags = {"algo": str(algo), "task": str(s.raw["task"].get("name") or task_name),
+            "surrogate": str(s.raw.get("surrogate", {}).get("name")), "hardware": hardware_desc,
+            "seed": str(s.seed), "git_commit": _git_commit()}
+    if sweep_id:
+        tags["sweep_id"] = sweep_id
+    from hpoflow.store import sweeps
+
+    tags[sweeps.HASH_TAG] = sweeps.config_hash(s.raw)
+    if s.sweep.parent_run_id:  # a study's job: nested under the study's parent run
+        tags[sweeps.PARENT_TAG] = s.sweep.parent_run_id
+        tags[sweeps.INVOCATION_TAG] = str(s.sweep.invocation)
+        tags[sweeps.STUDY_TAG] = str(s.sweep.study)
+        tags["sweep_id"] = s.sweep.parent_run_id  # stable across re-runs of the study
+    return tags
+
+
+def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str, checkpoint_path: str | None) -> dict[str, str]:
+    tags = tags_for(s, sweep_id, hardware, task.name)
+    tags["direction"] = task.direction.value
+    tags["regret_reference"] = "optimum" if task.optimum is not None else "bound" if task.bound is not None else "none"
+    tags.update({f"task.{key}": f"{value:.8g}" for key, value in task.reference_values().items()})
+    if checkpoint_path:
+        tags["checkpoint"] = checkpoint_path
+    return tags
+
+
+def _start_tracker(s: Settings, task: Task, uri: str, tags: dict[str, str], config_text: str,
+                   resume: LoopState | None) -> Any:
+    """An MlflowTracker whose run is started (or, resuming, continued under its lease); never left RUNNING."""
+    from hpoflow.core.records import RunStatus
+    from hpoflow.store.lease import LeaseError
+    from hpoflow.store.mlflow_tracker import MlflowTracker
+
+    experiment = s.tracking.experiment or tags["task"]
+    run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
+    run_id = resume.meta.get("run_id") if resume is not None else None
+    if resume is not None:
+        tags = {"resumed_at_round": str(resume.round)}
+    try:
+        tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
+                                artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
+                                heartbeat_s=s.tracking.heartbeat_s)
+    except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
+        raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
+                          f"({first_line(exc)})") from None
+    try:
+        tracker.start(s.raw, tags, mask_secrets(config_text))
+    except LeaseError as exc:  # another live writer, or a FINISHED run: nothing was written
+        raise ConfigError(f"resume: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - server down, deleted experiment: never leave it RUNNING
+        if tracker.run_id is not None and run_id is None:
+            with contextlib.suppress(Exception):
+                tracker.finish(RunStatus.FAILED, {}, error=f"{type(exc).__name__}: {exc}")
+        raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot start the MLflow run "
+                          f"({first_line(exc)})") from None
+    return tracker
+
+
+def first_line(exc: BaseException) -> str:
+    """``Type: first line`` of an exception, secrets masked; a connection failure in a few words."""
+    full = mask_secrets(str(exc))
+    if "Max retries exceeded" in full or "NewConnectionError" in full:  # requests' 1,000-character story
+        reason = ("connection refused" if "refused" in full.lower() else
+                  "timed out" if "timed out" in full.lower() or "timeout" in full.lower() else "unreachable")
+        return f"the server cannot be reached: {reason}, after MLflow's retries"
+    text = full.strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}"

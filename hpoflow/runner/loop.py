@@ -1,0 +1,261 @@
+"""The common loop: budgets, failure policy, regret book-keeping and tracking for every algorithm.
+
+:class:`Loop` is one run, advanced a round at a time (``ask``/``tell`` or ``step``); :func:`run` drives it
+over a task, and :class:`hpoflow.Study` lets a training loop the user owns drive it from outside. Either way
+every round goes through the same book, tracker and checkpoint, and the tracker is finished in every case.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm
+from hpoflow.core.checkpoint import Checkpointer, LoopState
+from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
+from hpoflow.core.tracker import NullTracker, Tracker
+from hpoflow.runner.restore import ResumeWarning, restore, save
+from hpoflow.tasks.base import Task
+
+__all__ = ["Budget", "Loop", "ObjectiveError", "ResumeWarning", "RunResult", "drive", "outcome_of", "run"]
+
+
+class ObjectiveError(RuntimeError):
+    """The objective raised or returned a non-finite value and the policy is ``on_error=fail``."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Stop after ``rounds`` rounds, or once the cumulative cost reaches ``cost`` (if set)."""
+
+    rounds: int = 30
+    cost: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise ValueError(f"budget.rounds={self.rounds} must be a positive integer")
+        if self.cost is not None and self.cost <= 0:
+            raise ValueError(f"budget.cost={self.cost} must be > 0 (or null for no cost budget)")
+
+
+@dataclass
+class RunResult:
+    """What a finished run returns: the summary, the records and the per-round metrics."""
+
+    status: RunStatus
+    summary: dict[str, Any]
+    records: list[Record] = field(default_factory=list)
+    metrics: list[dict[str, float]] = field(default_factory=list)
+
+
+def outcome_of(ev: Evaluation, config: dict[str, Any], observe: bool) -> Evaluation | Failure:
+    """``ev``, or a Failure when an observed value is not finite."""
+    if observe and not math.isfinite(ev.value):
+        return Failure(f"objective returned a non-finite value ({ev.value}) for {config}", cost=ev.cost)
+    return ev
+
+
+def _evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
+    try:
+        ev = task.evaluate(config, round=round, observe=observe)
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any objective error becomes a recorded Failure
+        cost = getattr(exc, "cost", 0.0)
+        return Failure(f"{type(exc).__name__}: {exc}", cost=float(cost) if isinstance(cost, (int, float)) else 0.0)
+    return outcome_of(ev, config, observe)
+
+
+def _record(t: int, s: Suggestion, outcome: Evaluation | Failure, decision: float) -> Record:
+    metrics = {**s.info, "decision_time": decision}
+    if isinstance(outcome, Failure):
+        return Record(round=t, config=s.config, value=None, queried=s.observe, cost=outcome.cost,
+                      metrics=metrics, failed=True, error=outcome.error)
+    metrics.update(outcome.metrics)
+    return Record(round=t, config=s.config, value=outcome.value if s.observe else None, queried=s.observe,
+                  cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics)
+
+
+def _step_round(algo: Algorithm, t: int) -> Record:
+    start = time.perf_counter()
+    try:
+        record = algo.step(t)
+    except (KeyboardInterrupt, SystemExit, MemoryError, ObjectiveError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - same policy as for ask/tell algorithms
+        return Record(round=t, config={}, value=None, failed=True, error=f"{type(exc).__name__}: {exc}")
+    record.metrics.setdefault("decision_time", time.perf_counter() - start)
+    if record.queried and record.value is not None and not math.isfinite(record.value):
+        record.failed, record.error = True, f"objective returned a non-finite value ({record.value})"
+    return record
+
+
+class Loop:
+    """One run of the common loop, advanced round by round.
+
+    Every completed round is booked (regret, best value, cost), logged to the tracker, checkpointed (with
+    ``checkpoint``), passed to ``on_round`` and, if it failed under ``on_error=fail``, ends the run. Any
+    exception inside a method (or inside :meth:`guard`) finishes the tracker first: KILLED for Ctrl-C/SIGTERM,
+    FAILED otherwise, with everything logged before it flushed.
+
+    With ``resume`` (a loaded checkpoint), the algorithm, task RNGs, regret book and tracker are restored
+    (:func:`hpoflow.runner.restore.restore`) and the loop continues with the next round; the algorithm and task must
+    be freshly built from the same config and seed.
+    """
+
+    def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+                 on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
+                 checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> None:
+        self.task, self.algorithm, self.budget, self.on_error = task, algorithm, budget, on_error
+        self.tracker: Tracker = tracker or NullTracker()
+        self.on_round, self.checkpoint = on_round, checkpoint
+        self.book = RegretBook(task.direction, task.regret_reference)
+        self.state = LoopState(plain=checkpoint is not None)
+        self.status: RunStatus | None = None  # set once the run has ended
+        self._pending: tuple[Suggestion, float] | None = None
+        elapsed = 0.0
+        if resume is not None:
+            with self.guard():
+                restore(resume, task, algorithm, self.tracker, self.book, _step_round)
+            self.state, elapsed = resume, resume.wall_time
+        self.round = self.state.round + 1  # the next round to run
+        self._start = time.perf_counter() - elapsed
+
+    @property
+    def done(self) -> bool:
+        """The run has ended, or its budget (rounds, cost) is spent."""
+        return (self.status is not None or self.round > self.budget.rounds
+                or (self.budget.cost is not None and self.book.query_cost >= self.budget.cost))
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Finish the tracker as KILLED (KeyboardInterrupt) or FAILED (any other exception), then re-raise."""
+        try:
+            yield
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM through hpoflow.core.signals (its str names the signal)
+            self.abort(RunStatus.KILLED, str(exc) or "interrupted (KeyboardInterrupt)")
+            raise
+        except BaseException as exc:
+            self.abort(RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+
+    def abort(self, status: RunStatus, error: str) -> None:
+        """End the run as ``status`` (KILLED or FAILED) with ``error``; a run already ended is left alone."""
+        if self.status is None:
+            self.status = status
+            self.tracker.finish(status, self.book.summary(), error=error)
+
+    def ask(self) -> Suggestion:
+        """The ask/tell algorithm's suggestion for the next round (evaluate it, then :meth:`tell`)."""
+        assert isinstance(self.algorithm, AskTellAlgorithm), "step algorithms run through step()"
+        with self.guard():
+            start = time.perf_counter()
+            s = self.algorithm.ask(self.round)
+            self._pending = (s, time.perf_counter() - start)
+        return s
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> Record:
+        """Complete the round of the pending ``suggestion`` with its outcome.
+
+        Raises:
+            ObjectiveError: the outcome is a Failure and ``on_error`` is ``fail`` (the run is then FAILED).
+        """
+        if self._pending is None or self._pending[0] is not suggestion:
+            raise ValueError(f"round {self.round}: tell() takes the suggestion of the last ask()")
+        with self.guard():
+            decision = self._pending[1]
+            start = time.perf_counter()
+            self.algorithm.tell(suggestion, outcome)  # type: ignore[attr-defined]
+            self._pending = None
+            record = _record(self.round, suggestion, outcome, decision + time.perf_counter() - start)
+            return self._complete(record, suggestion, outcome)
+
+    def step(self) -> Record:
+        """Run the next round of a ``step`` algorithm (gradient methods)."""
+        with self.guard():
+            return self._complete(_step_round(self.algorithm, self.round))
+
+    def _complete(self, record: Record, s: Suggestion | None = None,
+                  outcome: Evaluation | Failure | None = None) -> Record:
+        metrics = self.book.add(record)
+        metrics["wall_time"] = time.perf_counter() - self._start
+        self.tracker.log(record, metrics)
+        self.state.add(record, metrics, None if s is None else s.x, outcome)
+        if self.checkpoint is not None and self.checkpoint.due(record.round):
+            self._save(metrics["wall_time"])
+        if self.on_round is not None:
+            self.on_round(record, metrics)
+        self.round = record.round + 1
+        if record.failed and self.on_error is OnError.FAIL:
+            raise ObjectiveError(f"round {record.round}: {record.error}")
+        return record
+
+    def _save(self, wall_time: float, status: str = "RUNNING") -> None:
+        """Write the checkpoint, after the tracker's fence: a writer that lost its run writes no file either."""
+        assert self.checkpoint is not None
+        fence = getattr(self.tracker, "fence", None)
+        if status != "FINISHED" and callable(fence):
+            fence()  # raises (LeaseLost, StoreLost) if another process took the run over, or the store is gone
+        save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status)
+
+    def finish(self) -> RunResult:
+        """End the run as FINISHED: the tracker writes the summary, the checkpoint says FINISHED.
+
+        The checkpoint is marked FINISHED only after the tracker's ``finish`` returned, i.e. after the store
+        holds every round and says FINISHED; if the tracker raises (the store was lost in the last flush
+        interval, the run was taken over), the checkpoint keeps every round as RUNNING, so the run can be
+        resumed, and the exception propagates (the CLI exits non-zero).
+        """
+        summary = self.book.summary()
+        if self.checkpoint is not None and self.state.records and not self.checkpoint.due(self.state.round):
+            with self.guard():  # the last rounds, not yet saved: resumable whatever happens to the store now
+                self._save(time.perf_counter() - self._start)
+        try:
+            self.tracker.finish(RunStatus.FINISHED, summary)
+        except BaseException:
+            self.status = RunStatus.FAILED  # the tracker wrote nothing more (see MlflowTracker.finish)
+            raise
+        self.status = RunStatus.FINISHED
+        if self.checkpoint is not None:
+            self._save(time.perf_counter() - self._start, status="FINISHED")
+        return self.result()
+
+    def result(self) -> RunResult:
+        """The run so far: its status (FINISHED while still running), summary, records and metrics."""
+        return RunResult(self.status or RunStatus.FINISHED, self.book.summary(), self.state.records,
+                         self.state.metrics)
+
+
+def drive(loop: Loop) -> RunResult:
+    """Run ``loop`` on its own task until the budget is spent, then finish it.
+
+    Raises:
+        ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
+    """
+    with loop.guard():
+        while not loop.done:
+            if isinstance(loop.algorithm, AskTellAlgorithm):
+                s = loop.ask()
+                loop.tell(s, _evaluate(loop.task, s.config, loop.round, s.observe))
+            else:
+                loop.step()
+    return loop.finish()
+
+
+def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+        on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
+        checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> RunResult:
+    """Run ``algorithm`` on ``task`` until the budget is spent; every round is recorded and tracked.
+
+    The tracker is finished in every case: FINISHED, FAILED (exception, with the error as a tag) or
+    KILLED (Ctrl-C); everything logged before the failure is flushed first. ``checkpoint``: save the loop
+    state after every completed round (see ``hpoflow.core.checkpoint``); ``resume``: continue from a loaded
+    checkpoint (see :class:`Loop`).
+
+    Raises:
+        ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
+    """
+    return drive(Loop(task, algorithm, tracker, budget, on_error, on_round, checkpoint, resume))

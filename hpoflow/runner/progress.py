@@ -1,0 +1,106 @@
+"""Live progress of one run: a rich progress bar on a terminal, one log line per round for the log file.
+
+``RunProgress`` is the loop's ``on_round(record, metrics)`` callback. The bar (round, best value, cumulative
+regret, query cost, ETA) is drawn on stderr only when it is a terminal and ``progress=true``; otherwise it is
+silent. Independently, every ``log_every`` rounds it writes a line to the ``hpoflow.runner.progress`` logger, which
+is routed to the log *files* of the root logger (Hydra's ``<run dir>/<job>.log``) and never to the console.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Self
+
+from hpoflow.core.records import Record
+
+LOGGER_NAME = "hpoflow.runner.progress"
+
+
+def _fmt(x: Any) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    return f"{x:.5g}" if isinstance(x, (int, float)) else str(x)
+
+
+def file_only_logger() -> logging.Logger:
+    """The progress logger, attached to the root logger's file handlers only (none: propagate as usual).
+
+    Why: Hydra's job logging sends root records to both the console and ``<job>.log``; per-round lines
+    belong in the file, while the console shows the bar (or nothing when it is not a terminal).
+    """
+    logger = logging.getLogger(LOGGER_NAME)
+    files = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    logger.handlers = files
+    logger.propagate = not files
+    if files:
+        logger.setLevel(logging.INFO)
+    return logger
+
+
+class RunProgress:
+    """Progress display and per-round log lines for one run; use as a context manager and ``on_round``.
+
+    Args:
+        total: the round budget (the bar's length).
+        label: shown left of the bar, e.g. ``gp_ei/branin s0``.
+        enabled: ``progress`` from the config; the bar also needs a terminal.
+        log_every: write a log line every this many rounds (and at the last round).
+        console: a ``rich.console.Console`` (tests pass one that records); default: stderr.
+    """
+
+    def __init__(self, total: int, label: str = "", enabled: bool = True, log_every: int = 1,
+                 console: Any = None) -> None:
+        self.total, self.label, self.log_every = total, label, max(1, int(log_every))
+        self.logger = file_only_logger()
+        self._progress: Any = None
+        self._task: Any = None
+        if enabled:
+            from rich.console import Console
+
+            console = console or Console(stderr=True)
+            if console.is_terminal:
+                self._progress = self._make_progress(console)
+
+    @property
+    def live(self) -> bool:
+        """Whether a bar is being drawn."""
+        return self._progress is not None
+
+    @staticmethod
+    def _make_progress(console: Any) -> Any:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("best {task.fields[best]}  R_T {task.fields[cum]}  cost {task.fields[cost]}"),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                        console=console, transient=False, refresh_per_second=4)
+
+    def __enter__(self) -> Self:
+        if self._progress is not None:
+            self._progress.start()
+            self._task = self._progress.add_task(self.label or "run", total=self.total, best="-", cum="-",
+                                                 cost="-")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, record: Record, metrics: dict[str, float]) -> None:
+        best, cum, cost = metrics.get("best_value"), metrics.get("cumulative_regret"), metrics.get("query_cost")
+        if self._progress is not None:
+            self._progress.update(self._task, completed=record.round, best=_fmt(best), cum=_fmt(cum),
+                                  cost=_fmt(cost))
+        if record.round % self.log_every == 0 or record.round == self.total:
+            status = f" FAILED: {record.error}" if record.failed else ""
+            self.logger.info("round %d/%d value=%s best=%s cumulative_regret=%s simple_regret=%s query_cost=%s "
+                             "wall_time=%.3fs%s", record.round, self.total, _fmt(metrics.get("value")), _fmt(best),
+                             _fmt(cum), _fmt(metrics.get("simple_regret")), _fmt(cost),
+                             float(metrics.get("wall_time", 0.0)), status)

@@ -1,0 +1,164 @@
+"""Hydra callback of a multirun: the store, the study's parent run, and the account at the end.
+
+``on_multirun_start`` (in the process that launches the jobs) creates the store once (parallel jobs never race
+to create the schema), checks an ``experiment=`` study against the command's overrides, opens the study's
+parent run and hands its id to every job by appending overrides to ``hydra.overrides.hydra``: Hydra composes
+every job's config from that list (``load_sweep_config``), whichever launcher runs it. ``on_multirun_end``
+prints the study's account and ends the parent run; a sweep that stops early (a failed job, Ctrl-C) ends it
+from ``close_open_studies`` or at exit.
+"""
+from __future__ import annotations
+
+import atexit
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+
+_OPEN: list[StudyCallback] = []
+GROUPS = ("algo", "task", "surrogate", "hardware", "tracking")  # config groups: choosing outside a study contradicts it
+
+
+def _values(override_value: str) -> list[str]:
+    return [v.strip() for v in str(override_value).split(",") if v.strip()]
+
+
+def _user_overrides(config: Any) -> dict[str, str]:
+    out = {}
+    for item in config.hydra.overrides.task:
+        key, sep, value = str(item).partition("=")
+        if sep:
+            out[key.lstrip("+~")] = value
+    return out
+
+
+def contradiction(experiment: str, overrides: dict[str, str]) -> str | None:
+    """A message when the command contradicts the study ``experiment`` declares, else None.
+
+    Narrowing is allowed (``algo=gp_ei`` when the study sweeps ``algo: random,gp_ei``), and so is any setting
+    (``seed=range(0,50)``, ``task.steps_scale=1``: the paper-scale overrides). Contradictions: a group choice
+    (algo, task, surrogate, ...) outside what the study declares, and a key its cells set per cell.
+    """
+    import yaml
+
+    from hpoflow.config.schema import CONF_DIR
+
+    path = CONF_DIR / "experiment" / f"{experiment}.yaml"
+    declared = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    sweeper = (declared.get("hydra") or {}).get("sweeper") or {}
+    choices = {str(k): _values(v) for k, v in (sweeper.get("params") or {}).items() if str(k) in GROUPS}
+    for item in declared.get("defaults") or []:  # "override /task: tv_synthetic" fixes a group choice
+        if isinstance(item, dict):
+            for key, value in item.items():
+                group = str(key).removeprefix("override /")
+                if str(key).startswith("override /") and "/" not in group:
+                    choices.setdefault(group, _values(value))
+    per_cell = {str(k) for cell in (sweeper.get("cells") or {}).values() for k in (cell or {})}
+    for key, value in overrides.items():
+        if key in per_cell:
+            return (f"{key}={value} contradicts experiment={experiment}, whose cells set {key}; allowed: "
+                    f"sweep.cell=<cells> to run some of them ({', '.join(sweeper['cells'])})")
+        if key in choices and not set(_values(value)) <= set(choices[key]):
+            return (f"{key}={value} contradicts experiment={experiment}, which declares {key} in "
+                    f"{{{', '.join(choices[key])}}}; allowed: a subset of those values (copy "
+                    f"conf/experiment/{experiment}.yaml to declare another study)")
+    return None
+
+
+class StudyCallback(Callback):
+    """One MLflow parent run per multirun (a *study*); see :mod:`hpoflow.store.sweeps`."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+        self.experiment_id = self.parent_run_id = self.invocation = self.name = None
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        from omegaconf import OmegaConf, read_write
+
+        from hpoflow.store import sweeps
+        from hpoflow.store.backend import (
+            artifact_location,
+            default_uri,
+            get_or_create_experiment,
+            make_client,
+        )
+        from hpoflow.store.params import redact_tree
+
+        choices = config.hydra.runtime.choices
+        experiment = choices.get("experiment")
+        overrides = _user_overrides(config)
+        if experiment:
+            problem = contradiction(str(experiment), overrides)
+            if problem:
+                print(f"Error: {problem}", file=sys.stderr, flush=True)
+                sys.exit(2)
+        tracking = config.get("tracking") or {}
+        if not tracking.get("enabled", True):
+            return
+        uri = tracking.get("uri") or default_uri()
+        try:
+            self.client = make_client(uri)
+        except Exception as exc:  # noqa: BLE001 - an unusable store: one line, before any job
+            print(f"Error: tracking.uri={uri!r}: cannot open the MLflow store ({type(exc).__name__}: "
+                  f"{str(exc).splitlines()[0][:300] if str(exc) else ''})", file=sys.stderr, flush=True)
+            sys.exit(2)
+        declared_params = config.hydra.sweeper.get("params")
+        params = OmegaConf.to_container(declared_params, resolve=False) if declared_params is not None else {}
+        tasks = set(_values(overrides.get("task", ""))) | set(_values(params.get("task", "")))
+        mlflow_experiment = tracking.get("experiment") or (
+            next(iter(tasks)) if len(tasks) == 1 else (choices.get("task") if not tasks else "sweeps"))
+        self.name = str(experiment or mlflow_experiment)
+        key = sweeps.study_key(str(experiment) if experiment else None, params, list(overrides_list(config)))
+        self.invocation = sweeps.new_invocation()
+        self.experiment_id = get_or_create_experiment(self.client, mlflow_experiment, artifact_location(uri))
+        declared = {"experiment": experiment, "sweep": params, "overrides": list(overrides_list(config))}
+        composed = OmegaConf.to_container(config, resolve=False, throw_on_missing=False)
+        composed.pop("hydra", None)
+        text = OmegaConf.to_yaml(OmegaConf.create(redact_tree(composed)))
+        self.parent_run_id, _ = sweeps.open_parent(
+            self.client, self.experiment_id, key, self.name,
+            {"hpoflow.sweep_dir": str(Path(str(config.hydra.sweep.dir)).resolve())},
+            {"study": declared}, text)
+        injected = [f"sweep.parent_run_id={self.parent_run_id}", f"sweep.invocation={self.invocation}",
+                    f"sweep.study='{self.name}'"]
+        if not tracking.get("experiment"):
+            injected.append(f"tracking.experiment='{mlflow_experiment}'")
+        with read_write(config.hydra.overrides):
+            for item in injected:
+                config.hydra.overrides.hydra.append(item)
+        _OPEN.append(self)
+        atexit.register(self.close, interrupted=True)
+
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        account = self.close()
+        if account is not None and (account.failed or account.running):
+            sys.exit(1)
+
+    def close(self, interrupted: bool = False) -> Any:
+        """End the parent run once, printing the study's account; returns it (None when nothing was open)."""
+        if self.parent_run_id is None or self not in _OPEN:
+            return None
+        _OPEN.remove(self)
+        from hpoflow.store import sweeps
+
+        try:
+            return sweeps.close_parent(self.client, self.experiment_id, self.parent_run_id, self.invocation,
+                                       self.name, interrupted=interrupted)
+        except Exception as exc:  # noqa: BLE001 - the jobs' runs are already safe; say why the parent is not
+            print(f"Warning: could not close study run {self.parent_run_id}: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            return None
+
+
+def overrides_list(config: Any) -> list[str]:
+    return [str(o) for o in config.hydra.overrides.task]
+
+
+def close_open_studies() -> None:
+    """End every study this process opened (a sweep stopped by a failed job): counts, status, account."""
+    for callback in _OPEN.copy():  # close() removes the callback from _OPEN
+        callback.close()
+
+
+InitStoreCallback = StudyCallback  # the name configs of earlier versions use

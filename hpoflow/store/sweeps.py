@@ -1,0 +1,245 @@
+"""Studies: one MLflow parent run per sweep, a content hash per job, and safe re-runs of a whole sweep.
+
+A study is a multirun (``python -m hpoflow -m ...``, typically ``experiment=<name>``). Its *key* is a hash of
+what the sweep declares (the experiment chosen, the sweeper's parameters, the command's overrides), so the
+same command finds the same study again. The Hydra callback (``hpoflow.store.callbacks.StudyCallback``)
+creates or reopens the parent run and passes its id to every job *through the job config*
+(``sweep.parent_run_id``, added to the overrides every job is composed from), which works for the basic,
+joblib, Ray and SLURM launchers alike.
+
+Each job carries ``hpoflow.config_hash``: a hash of its resolved config (seed included; output folders,
+tracking and progress settings excluded). Before any work, a job looks for a child of the parent with the
+same hash and decides (:func:`plan`): skip a FINISHED run, resume a run whose writer is gone from its
+checkpoint, keep a FAILED run unless ``sweep.rerun_failed=true``, or start a new run. Nothing is logged twice.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import uuid
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+KIND_TAG = "hpoflow.kind"            # "study" on a parent run
+STUDY_TAG = "hpoflow.study"          # the study's name (experiment name, or the MLflow experiment)
+STUDY_KEY_TAG = "hpoflow.study_key"  # hash of the sweep's declaration
+HASH_TAG = "hpoflow.config_hash"     # hash of a job's resolved config
+INVOCATION_TAG = "hpoflow.invocation"   # the invocation of the sweep command that created the run
+RESUMED_TAG = "hpoflow.resumed_in"      # the invocation that resumed it last
+SUPERSEDED_TAG = "hpoflow.superseded"   # "true" on a FAILED run that a rerun replaced (reports skip it)
+PARENT_TAG = "mlflow.parentRunId"       # MLflow's own nesting tag: the UI groups children under the parent
+NOT_HASHED = ("tracking", "resume", "progress", "checkpoint_every", "sweep", "hydra")
+
+
+class ConfigHashCollision(ValueError):
+    """Two different configs share one hash (never expected; refused rather than merged)."""
+
+
+def canonical(raw: dict[str, Any]) -> dict[str, Any]:
+    """The part of a resolved config that decides a run's result (what the hash covers)."""
+    return {k: v for k, v in raw.items() if k not in NOT_HASHED}
+
+
+def config_hash(raw: dict[str, Any]) -> str:
+    """A stable 16-hex-digit hash of :func:`canonical` (sorted-key JSON)."""
+    text = json.dumps(canonical(raw), sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def study_key(experiment: str | None, sweeper_params: dict[str, Any], overrides: list[str]) -> str:
+    """Hash of what a sweep declares; tracking/progress overrides and the rerun switch do not change it."""
+    ignored = ("tracking.", "progress", "sweep.", "checkpoint_every", "hydra.", "hydra/")
+    kept = sorted(o for o in overrides if not o.lstrip("+~").startswith(ignored))
+    text = json.dumps({"experiment": experiment, "params": {str(k): str(v) for k, v in sweeper_params.items()},
+                       "overrides": kept}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def new_invocation() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class Action(str, Enum):
+    NEW = "new"
+    SKIP_FINISHED = "finished (skipped)"
+    SKIP_FAILED = "failed (kept)"
+    SKIP_RUNNING = "running elsewhere (skipped)"
+    RESUME = "resumed"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a job of a study does: its action, the run it concerns (if any) and that run's checkpoint."""
+
+    action: Action
+    run_id: str | None = None
+    checkpoint: str | None = None
+    superseded: str | None = None   # a FAILED run replaced by this new one (sweep.rerun_failed=true)
+
+
+def _writer_alive(client: Any, run: Any) -> bool:
+    """Whether another process still writes ``run`` (its lease is alive); without a lease, assume not."""
+    try:
+        from hpoflow.store import lease
+    except ImportError:
+        return False
+    info = lease.Lease.from_tags(run.data.tags)  # search_runs already returned the tags: no extra request
+    return info is not None and info.alive()
+
+
+def children_with_hash(client: Any, experiment_id: str, parent_run_id: str, digest: str) -> list[Any]:
+    """Children of the parent carrying ``digest``, newest first, superseded ones left out."""
+    from hpoflow.store.backend import retry
+
+    query = f"tags.`{PARENT_TAG}` = '{parent_run_id}' and tags.`{HASH_TAG}` = '{digest}'"
+    runs = retry(lambda: client.search_runs([experiment_id], query, max_results=50,
+                                            order_by=["attributes.start_time DESC"]))
+    return [r for r in runs if r.data.tags.get(SUPERSEDED_TAG) != "true"]
+
+
+def check_same_config(run: Any, raw: dict[str, Any]) -> None:
+    """Refuse a hash match whose recorded params differ from this config (a hash collision)."""
+    from hpoflow.store.params import to_mlflow_params
+
+    mine = to_mlflow_params(canonical(raw))
+    theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED}
+    for key in sorted(set(mine) | set(theirs)):
+        if mine.get(key) != theirs.get(key):
+            raise ConfigHashCollision(
+                f"config hash {run.data.tags.get(HASH_TAG)} of this job matches run {run.info.run_id}, whose config "
+                f"differs at {key} ({theirs.get(key)!r} there, {mine.get(key)!r} here); allowed: distinct configs "
+                "have distinct hashes (rename the study's MLflow experiment to start afresh)")
+
+
+def plan(client: Any, experiment_id: str, parent_run_id: str, raw: dict[str, Any], rerun_failed: bool) -> Plan:
+    """Decide what a study job does, from the children of ``parent_run_id`` with the job's config hash."""
+    runs = children_with_hash(client, experiment_id, parent_run_id, config_hash(raw))
+    if not runs:
+        return Plan(Action.NEW)
+    run = runs[0]
+    check_same_config(run, raw)
+    status, run_id = run.info.status, run.info.run_id
+    checkpoint = run.data.tags.get("checkpoint")
+    if status == "FINISHED":
+        return Plan(Action.SKIP_FINISHED, run_id)
+    if status in ("RUNNING", "SCHEDULED", "KILLED") and _writer_alive(client, run):
+        return Plan(Action.SKIP_RUNNING, run_id)
+    if status in ("RUNNING", "SCHEDULED", "KILLED") and checkpoint and Path(checkpoint).is_file():
+        return Plan(Action.RESUME, run_id, checkpoint)
+    if status == "FAILED" and not rerun_failed:
+        return Plan(Action.SKIP_FAILED, run_id)
+    return Plan(Action.NEW, superseded=run_id)  # FAILED and rerun, or a dead writer with no checkpoint to resume
+
+
+def mark_superseded(client: Any, run_id: str, by: str | None) -> None:
+    """Tag a run a newer run replaces (a dead one without checkpoint is closed as FAILED first)."""
+    from hpoflow.store.backend import retry
+
+    run = retry(lambda: client.get_run(run_id))
+    if run.info.status in ("RUNNING", "SCHEDULED"):
+        retry(lambda: client.set_tag(run_id, "error", "writer gone without a checkpoint; replaced by a new run"))
+        retry(lambda: client.set_terminated(run_id, status="FAILED"))
+    retry(lambda: client.set_tag(run_id, SUPERSEDED_TAG, "true"))
+    if by:
+        retry(lambda: client.set_tag(run_id, "hpoflow.superseded_by", by))
+
+
+# -- the parent run ---------------------------------------------------------------------------------
+def open_parent(client: Any, experiment_id: str, key: str, name: str, tags: dict[str, str],
+                params: dict[str, Any], config_text: str) -> tuple[str, bool]:
+    """The study's parent run (reopened as RUNNING if it exists), and whether it was created now."""
+    from mlflow.entities import Param
+
+    from hpoflow.store.backend import retry
+    from hpoflow.store.params import to_mlflow_params
+
+    query = f"tags.`{KIND_TAG}` = 'study' and tags.`{STUDY_KEY_TAG}` = '{key}'"
+    found = retry(lambda: client.search_runs([experiment_id], query, max_results=1,
+                                             order_by=["attributes.start_time ASC"]))
+    if found:
+        run_id = found[0].info.run_id
+        retry(lambda: client.update_run(run_id, status="RUNNING"))
+        return run_id, False
+    run = retry(lambda: client.create_run(experiment_id, run_name=f"study {name}", tags={
+        KIND_TAG: "study", STUDY_TAG: name, STUDY_KEY_TAG: key, **tags}))
+    run_id = run.info.run_id
+    retry(lambda: client.set_tag(run_id, "sweep_id", run_id))  # the jobs' sweep_id: stable across re-runs
+    items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
+    for chunk in (items[i:i + 100] for i in range(0, len(items), 100)):
+        retry(lambda chunk=chunk: client.log_batch(run_id, params=chunk))
+    if config_text:
+        retry(lambda: client.log_text(run_id, config_text, "study.yaml"))
+    return run_id, True
+
+
+@dataclass(frozen=True)
+class Account:
+    """What one invocation of a study did, read back from the store."""
+
+    finished_skipped: int
+    resumed: int
+    new: int
+    failed: int
+    running: int
+    total: int
+
+    def line(self, name: str) -> str:
+        parts = [f"{self.finished_skipped} finished (skipped)", f"{self.resumed} resumed", f"{self.new} new"]
+        if self.failed:
+            parts.append(f"{self.failed} failed (sweep.rerun_failed=true reruns them)")
+        if self.running:
+            parts.append(f"{self.running} not finished")
+        return f"study {name}: " + ", ".join(parts) + f"; {self.total} runs in the store"
+
+
+def account(client: Any, experiment_id: str, parent_run_id: str, invocation: str) -> Account:
+    """Count the parent's current children by what this invocation did to them."""
+    from hpoflow.store.backend import retry
+
+    runs = retry(lambda: client.search_runs([experiment_id], f"tags.`{PARENT_TAG}` = '{parent_run_id}'",
+                                            max_results=50000))
+    runs = [r for r in runs if r.data.tags.get(SUPERSEDED_TAG) != "true"]
+    new = [r for r in runs if r.data.tags.get(INVOCATION_TAG) == invocation]
+    resumed = [r for r in runs if r.data.tags.get(RESUMED_TAG) == invocation and r not in new]
+    touched = {r.info.run_id for r in new + resumed}
+    skipped = [r for r in runs if r.info.run_id not in touched and r.info.status == "FINISHED"]
+    failed = [r for r in runs if r.info.status in ("FAILED", "KILLED")]
+    running = [r for r in runs if r.info.status in ("RUNNING", "SCHEDULED")]
+    return Account(len(skipped), len(resumed), len(new), len(failed), len(running), len(runs))
+
+
+def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation: str, name: str,
+                 interrupted: bool = False) -> Account:
+    """Write the counts on the parent, end it (FINISHED only when every child finished), print the account."""
+    from hpoflow.store.backend import retry
+
+    acc = account(client, experiment_id, parent_run_id, invocation)
+    finished = acc.total - acc.failed - acc.running
+    for key, value in (("finished", finished), ("failed", acc.failed), ("unfinished", acc.running),
+                       ("total", acc.total)):
+        retry(lambda key=key, value=value: client.set_tag(parent_run_id, f"hpoflow.store.runs.{key}", str(value)))
+    status = "KILLED" if interrupted else ("FINISHED" if acc.failed == 0 and acc.running == 0 else "FAILED")
+    retry(lambda: client.set_terminated(parent_run_id, status=status))
+    print(acc.line(name), file=sys.stdout, flush=True)
+    return acc
+
+
+# -- a job of a study -------------------------------------------------------------------------------
+def prepare_job(s: Any) -> Plan:
+    """The plan of a study job (validated settings ``s``); marks what it takes over or replaces."""
+    from hpoflow.store.backend import default_uri, make_client, retry
+
+    client = make_client(s.tracking.uri or default_uri())
+    name = s.tracking.experiment or (s.raw.get("task") or {}).get("name")
+    exp = retry(lambda: client.get_experiment_by_name(str(name))) if name else None
+    if exp is None:
+        return Plan(Action.NEW)
+    decided = plan(client, exp.experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed)
+    if decided.action is Action.RESUME:
+        retry(lambda: client.set_tag(decided.run_id, RESUMED_TAG, str(s.sweep.invocation)))
+    if decided.superseded:
+        mark_superseded(client, decided.superseded, by=None)
+    return decided
