@@ -16,8 +16,8 @@ SERVER = r'''
 import json, os, runpy, sys
 import hydra, mlflow, omegaconf, torch  # the costly imports, once
 from mlflow.tracking import MlflowClient  # noqa: F401
-import hpoflow.app, hpoflow.build, hpoflow.cli_errors  # noqa: F401
-import hpoflow.builtins  # noqa: F401  registry entry points
+import hpoflow.config.settings, hpoflow.runner.build, hpoflow.cli.errors  # noqa: F401
+import hpoflow.config.builtins  # noqa: F401  registry entry points
 cases = json.load(sys.stdin)
 results = []
 for module, cwd, args, out, err in cases:

@@ -86,7 +86,7 @@ def _registry_cases() -> list[tuple[str, list[str], str]]:
     task and surrogate a plugin registers is fuzzed too)."""
     import dataclasses
 
-    from hpoflow import registry
+    from hpoflow.config import registry
 
     cases = []
     for kind, group in registry.GROUP_OF_KIND.items():

@@ -78,7 +78,7 @@ def test_a_store_lost_in_the_last_flush_interval_exits_1_and_resumes(tmp_path):
 
 KILL_AFTER_STORE_FINISHED = """
 import os, signal, sys
-import hpoflow.loop as loop
+import hpoflow.runner.loop as loop
 real = loop.save
 def save(*args, **kwargs):  # SIGKILL between the store's FINISHED and the checkpoint's
     if kwargs.get("status") == "FINISHED":
