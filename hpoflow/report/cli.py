@@ -82,6 +82,16 @@ def _flag(value: Any, name: str, default: bool) -> bool:
     return text == "true"
 
 
+def _quiet_solvers() -> None:
+    """statsmodels' power solver warns when it leaves its bracket (a huge effect); the report then says 2 seeds
+    suffice (``statistics.seeds_needed``), so the warning above the tables tells the reader nothing."""
+    import warnings
+
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+
+
 def _probe(uri: str) -> str | None:
     """One line if the store cannot be opened or reached (with the CLI's short HTTP retries), else None."""
     from hpoflow.runner.build import first_line
@@ -147,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             (Path(report.get("out") or "report") / f"{cfg.experiment}.txt").write_text(table + "\n")
     tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
     out = Path(report.get("out") or "report")
+    _quiet_solvers()
     try:
         data = load_study(uri, experiment=experiment, sweep_id=sweep_id, parent_run_id=parent, tags=tags,
                           include_failed=include_failed)
