@@ -48,40 +48,7 @@ def test_bad_values_fail_validation_naming_the_key(override, fragment):
         validate(OmegaConf.to_container(cfg, resolve=True))
 
 
-# --- YAML options: one file per option, agreeing with its dataclass schema ---------------------------------
-def _yaml_options() -> list[tuple[str, str]]:
-    from hpoflow.config.schema import schema_options
-
-    return [(group, name) for group, options in schema_options().items() for name in options]
-
-
-@pytest.mark.parametrize("group,option", _yaml_options())
-def test_every_option_is_a_yaml_file_that_states_every_setting_with_its_schema_default(group, option):
-    import dataclasses
-
-    import yaml
-
-    from hpoflow.config.schema import CONF_DIR, schema_options
-
-    path = CONF_DIR / group / f"{option}.yaml"
-    assert path.is_file(), f"missing {path}"
-    text = path.read_text()
-    assert text.startswith("# ") and len(text.splitlines()[0]) > 10, "first line: a one-line comment of what it is"
-    data = yaml.safe_load(text)
-    assert f"/schema/{group}/{option}@_here_" in data["defaults"] and data["defaults"][-1] == "_self_"
-    schema = schema_options()[group][option]
-
-    def check(values: dict, cfg: object, where: str) -> None:
-        fields = {f.name for f in dataclasses.fields(cfg)}
-        assert set(values) - {"defaults"} == fields, f"{where}: settings differ from the schema's fields"
-        for name in fields:
-            expected = getattr(cfg, name)
-            if dataclasses.is_dataclass(expected):
-                check(values[name], expected, f"{where}.{name}")
-            else:
-                assert values[name] == expected, f"{where}.{name}: YAML says {values[name]!r}, schema {expected!r}"
-
-    check(data, schema, f"{group}/{option}")
+# --- YAML options: generated from the dataclasses, checked by tests/test_conf_files.py ----------------------
 
 
 def test_an_algorithm_selects_the_surrogate_it_needs_and_an_explicit_choice_still_wins():

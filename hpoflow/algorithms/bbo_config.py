@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import check_auto_int
 
 BETA_SCHEDULES = ("paper", "srinivas", "constant")
@@ -59,3 +60,12 @@ class BBOConfig:
             raise ValueError(f"algo.delta={self.delta} must be in (0, 1)")
         if self.steps_per_round < 1:
             raise ValueError(f"algo.steps_per_round={self.steps_per_round} must be >= 1")
+
+
+_TASKS = ("digits_mlp", "digits_cnn")
+BUILTINS = [
+    algorithm("bbo_ei", "hpoflow.algorithms.bbo:BBOEI", BBOConfig,
+              "Bayesian bilevel optimisation, EI with posterior-mean incumbent (paper 000, Alg. 1)", tasks=_TASKS),
+    algorithm("bbo_ucb", "hpoflow.algorithms.bbo:BBOUCB", BBOConfig,
+              "Bayesian bilevel optimisation, LCB with the paper's adaptive beta_t (paper 000, Alg. 2)", tasks=_TASKS),
+]

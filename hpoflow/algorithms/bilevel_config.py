@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import check_auto_positive
 
 VARIANTS = ("constant", "backtracking", "full")
@@ -46,8 +47,8 @@ class MYHPOConfig:
     """
 
     name: str = "my_hpo"
-    variant: str = "backtracking"
-    alpha: float | None = None  # v-step (training loss); null: 1/L_T(λ)
+    variant: str = "backtracking"  # constant (Alg. 1) | backtracking (Alg. 1, line search) | full (Alg. 3)
+    alpha: float | None = None  # v-step (training loss); null: 1/L_T(λ), L_T the Hessian's top eigenvalue
     beta: float | None = None   # w-step (MY-regularised training loss); null: 1/(L_T(λ) + ρ)
     delta: float | None = None  # λ-step (MY-regularised validation loss); null: 1/((L_V + ρ) ||φ1||²)
     rho: float = 1.0
@@ -62,3 +63,12 @@ class MYHPOConfig:
             raise ValueError(f"algo.rho={self.rho} must be >= 0")
         if self.init_lambda == 0:
             raise ValueError("algo.init_lambda=0 is not allowed: MY-HPO divides by λ (φ1 = (v - v̄)/λ)")
+
+
+_SMALL = {"smoke": ("task=ridge", "task.dataset=digits_regression", "task.inner_steps=5"), "tasks": ("ridge", "logreg")}
+BUILTINS = [
+    algorithm("sho", "hpoflow.algorithms.bilevel:SHO", SHOConfig,
+              "local SHO hypernetwork HPO (paper 001, App. B); needs task=ridge|logreg", **_SMALL),
+    algorithm("my_hpo", "hpoflow.algorithms.bilevel:MYHPO", MYHPOConfig,
+              "MY-HPO (paper 001; algo.variant=constant|backtracking|full); needs task=ridge|logreg", **_SMALL),
+]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hpoflow.algorithms.configs import OptimizerConfig
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import NEVER, Period, check_auto_positive, check_period
 
 QUERY_RULES = ("always", "bernoulli", "ce", "lcb_ucb")
@@ -41,12 +42,12 @@ class TVUCBConfig:
     """
 
     name: str = "tv_gp_ucb"
-    beta: float = 2.0
+    beta: float = 2.0                # UCB: mu + sqrt(beta_t) sigma
     beta_schedule: str = "constant"  # constant | srinivas
-    delta: float = 0.1
-    query: str = "always"
-    query_prob: float = 0.5
-    kappa: float = 0.9
+    delta: float = 0.1               # confidence parameter of the Srinivas schedule
+    query: str = "always"            # always | bernoulli | ce | lcb_ucb: when to pay for y_t
+    query_prob: float = 0.5          # bernoulli: probability of observing
+    kappa: float = 0.9               # ce: observe iff some compared x has P(y(x_t) > y(x)) < kappa
     reset_every: Period = NEVER      # k >= 1 | never | null (auto: ceil(12 eps^{-1/4}))
     ce_scale: str = "std"           # std (main text) | variance (App. B read literally)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
@@ -72,8 +73,8 @@ class BanditConfig:
     """
 
     name: str = "ucb1"
-    query: str = "bernoulli"
-    query_prob: float = 0.1
+    query: str = "bernoulli"   # always | bernoulli: observe with probability query_prob
+    query_prob: float = 0.1    # paper 002 Table A1: Ber(0.1)
 
     def __post_init__(self) -> None:
         _check_query(self.query, self.query_prob, 0.5, allowed=("always", "bernoulli"))
@@ -83,7 +84,7 @@ class BanditConfig:
 class DiscountedBanditConfig(BanditConfig):
     """eps_greedy / softmax / ucb1: arm means that forget with ``discount`` per observation (1 = plain means)."""
 
-    discount: float = 1.0
+    discount: float = 1.0  # arm means forget by this factor per observation (1: plain means)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -135,3 +136,26 @@ class EXP3SConfig(BanditConfig):
         if not 0 < self.gamma <= 1:
             raise ValueError(f"algo.gamma={self.gamma} must be in (0, 1]")
         check_auto_positive("algo.alpha", self.alpha, "1/T", high=1.0)
+
+
+# every selection rule takes every query rule (algo.query)
+_CE = "hpoflow.algorithms.ce_gp_ucb"
+_TV = {"smoke": ("surrogate=tv_gp", "task=tv_synthetic", "task.n_points=200"),
+       "tasks": ("tv_synthetic", "online_digits"), "surrogate": "tv_gp"}
+_BANDIT = {"smoke": ("task=tv_bandit",), "tasks": ("tv_bandit",)}
+BUILTINS = [
+    algorithm("tv_gp_ucb", f"{_CE}:TVGPUCB", TVUCBConfig,
+              "TV-GP-UCB on the time-varying GP (selects surrogate=tv_gp); algo.query=always by default", **_TV),
+    algorithm("r_gp_ucb", f"{_CE}:RGPUCB", TVUCBConfig,
+              "R-GP-UCB: time-invariant GP-UCB reset every algo.reset_every rounds (selects surrogate=tv_gp)",
+              reset_every=None, **_TV),
+    algorithm("ce_gp_ucb", f"{_CE}:TVGPUCB", TVUCBConfig,
+              "CE-GP-UCB: TV-GP-UCB that observes only when P(y(x_t) > y(x)) < algo.kappa for some x",
+              query="ce", **_TV),
+    *(algorithm(name, f"hpoflow.algorithms.bandits:{cls}", config,
+                f"{what} on finite arms, Bernoulli(algo.query_prob) queries", **_BANDIT)
+      for name, cls, config, what in (("exp3s", "EXP3S", EXP3SConfig, "EXP3.S (switching bandits)"),
+                                      ("eps_greedy", "EpsGreedy", EpsGreedyConfig, "epsilon-greedy bandit"),
+                                      ("softmax", "Softmax", SoftmaxConfig, "Boltzmann-exploration bandit"),
+                                      ("ucb1", "UCB1", UCB1Config, "UCB1 bandit"))),
+]

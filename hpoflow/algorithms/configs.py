@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from hpoflow.acquisition.config import OptimizerConfig  # re-exported: the algorithms' configs nest it
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import check_auto_int
 
 
@@ -31,6 +32,9 @@ class GridConfig:
 SKOPT = {"n_init": 10, "init": "random", "xi": 0.01, "xi_units": "raw", "beta": 3.8416}
 
 
+DISCRETE = ("relax", "snap")  # how GP-BO treats integer and categorical parameters (gp_bo.GPBO.ask)
+
+
 @dataclass(frozen=True)
 class GPBOConfig:
     """Shared settings of the GP-BO family: preset, initial design, acquisition optimiser."""
@@ -39,6 +43,7 @@ class GPBOConfig:
     preset: str = "default"          # default (ours) | skopt (scikit-optimize's gp_minimize defaults: SKOPT)
     n_init: int | None = None        # null: max(2, min(d + 1, rounds // 2)) initial points
     init: str = "sobol"              # initial design: sobol (scrambled) | random (uniform)
+    discrete: str = "relax"          # integers/categoricals: relax (continuous, as proposed) | snap (cell centres)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
     def __post_init__(self) -> None:
@@ -51,6 +56,8 @@ class GPBOConfig:
                     object.__setattr__(self, key, value)
         if self.init not in ("sobol", "random"):
             raise ValueError(f"algo.init='{self.init}' is unknown; allowed: sobol, random")
+        if self.discrete not in DISCRETE:
+            raise ValueError(f"algo.discrete='{self.discrete}' is unknown; allowed: {', '.join(DISCRETE)}")
         check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")
 
 
@@ -59,7 +66,7 @@ class GPUCBConfig(GPBOConfig):
     """GP-UCB: mu + sqrt(beta_t) sigma."""
 
     name: str = "gp_ucb"
-    beta: float = 2.0                # constant beta_t
+    beta: float = 2.0                # constant beta_t (mu + sqrt(beta_t) sigma)
     beta_schedule: str = "constant"  # constant | srinivas
     delta: float = 0.1               # confidence parameter of the Srinivas schedule
 
@@ -87,3 +94,17 @@ class GPEIConfig(GPBOConfig):
             raise ValueError(f"algo.xi_units='{self.xi_units}' is unknown; allowed: standardized, raw")
         if self.xi < 0:
             raise ValueError(f"algo.xi={self.xi} must be >= 0")
+
+
+_GP_BO = "hpoflow.algorithms.gp_bo"
+BUILTINS = [
+    algorithm("random", "hpoflow.algorithms.random_search:RandomSearch", RandomConfig, "uniform random search"),
+    algorithm("grid", "hpoflow.algorithms.random_search:GridSearch", GridConfig, "grid search (seeded order)"),
+    algorithm("gp_ucb", f"{_GP_BO}:GPUCB", GPUCBConfig, "GP-UCB (constant or Srinivas beta)"),
+    algorithm("gp_ei", f"{_GP_BO}:GPEI", GPEIConfig, "GP-EI (log-EI, best-observed incumbent)"),
+    algorithm("gp_pi", f"{_GP_BO}:GPPI", GPEIConfig, "GP-PI (probability of improvement)"),
+    *(algorithm(f"skopt_gp_{acq}", f"{_GP_BO}:{cls}", config,  # the GO-UCB paper's baselines
+                f"GP-{acq.upper()} at scikit-optimize's gp_minimize defaults (algo.preset=skopt; selects "
+                "surrogate=skopt_gp)", surrogate="skopt_gp", preset="skopt")
+      for acq, cls, config in (("ucb", "GPUCB", GPUCBConfig), ("ei", "GPEI", GPEIConfig), ("pi", "GPPI", GPEIConfig))),
+]

@@ -5,6 +5,7 @@ are a scrambled Sobol design. Subclasses (e.g. the bilevel variants) override ``
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
+from hpoflow.core.space import Float
 from hpoflow.surrogates.base import StandardizedSurrogate
 
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
@@ -54,6 +56,10 @@ class GPBO(AskTellAlgorithm):
         self.X: list[Tensor] = []
         self.y: list[float] = []
         self._asked = 0
+        # discrete=snap: integer/categorical coordinates at their cell centre, in the GP's data and the search
+        self.snap = getattr(config, "discrete", "relax") == "snap" and self.candidates is None and any(
+            not isinstance(p, Float) for p in ctx.task.space.parameters)
+        self.seen: set[str] = set()
 
     # -- acquisition ------------------------------------------------------------------------
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
@@ -81,18 +87,36 @@ class GPBO(AskTellAlgorithm):
             x = self.init_points[min(self._asked, self.n_init) - 1]
             if self.candidates is not None:
                 x = self.candidates[torch.cdist(x[None], self.candidates).argmin()]
+            elif self.snap:
+                x = self.task.space.snap(x.reshape(1, -1))[0]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
         start = time.perf_counter()
         fn, info = self.acquisition(round)
         best = self.X[int(torch.tensor(self.y).argmax())]
         x, value = acq.maximize(fn, self.dim, self.generator, self.config.optimizer, self.candidates,
                                 self.dtype, extra_starts=best, scale=self.search_scale())
+        if self.snap:
+            x, value = self._snapped(fn, x)
         info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
         return Suggestion(self.task.space.decode(x), x, info=info)
+
+    def _snapped(self, fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, float]:
+        """The best configuration not evaluated before, by the acquisition at cell centres, among the search's
+        result and ``optimizer.raw_samples`` uniform points, all snapped (``x``'s own cell if all were seen)."""
+        space = self.task.space
+        raw = torch.rand(self.config.optimizer.raw_samples, self.dim, generator=self.generator, dtype=self.dtype)
+        cells = space.snap(torch.cat([x.reshape(1, -1), raw]))
+        fresh = [i for i, c in enumerate(cells) if _key(space.decode(c)) not in self.seen]
+        with torch.no_grad():
+            pool = cells[fresh] if fresh else cells[:1]
+            values = fn(pool)
+        j = int(torch.argmax(values))
+        return pool[j], float(values[j])
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         if not suggestion.observe:
             return
+        self.seen.add(_key(suggestion.config))
         if isinstance(outcome, Failure) or not math.isfinite(outcome.value):
             if not self.y:
                 return
@@ -108,6 +132,11 @@ class GPBO(AskTellAlgorithm):
         elif len(self.y) > 2:
             self.model.update(suggestion.x.reshape(1, -1), torch.tensor([reward], dtype=self.dtype))
         self.fit_time = time.perf_counter() - start
+
+
+def _key(config: dict) -> str:
+    """A hashable identity of a decoded configuration."""
+    return json.dumps(config, sort_keys=True, default=str)
 
 
 class GPUCB(GPBO):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import check_auto_int
 
 
@@ -16,3 +17,10 @@ class TuRBOConfig:
 
     def __post_init__(self) -> None:
         check_auto_int("algo.n_init", self.n_init, "min(2 d, max(2, rounds // 4))")
+
+
+BUILTINS = [
+    algorithm("turbo", "hpoflow.algorithms.turbo:TuRBO", TuRBOConfig,
+              "TuRBO-1: trust-region BO with Thompson sampling on the exact GP",
+              smoke=("task=branin", "budget.rounds=8")),
+]

@@ -1,7 +1,9 @@
-"""Generate the README's table of config groups from the registry, so the docs cannot drift.
+"""Generate the README's table of config groups and the built-ins' YAML files from the registry, so neither drifts.
 
 ``python -m hpoflow.cli.docs`` prints the table; ``python -m hpoflow.cli.docs --write README.md`` rewrites the block
-between the ``<!-- groups:start -->`` and ``<!-- groups:end -->`` markers.
+between the ``<!-- groups:start -->`` and ``<!-- groups:end -->`` markers; ``--write-conf`` rewrites
+the option files of ``conf/algo|surrogate|task|hardware|tracking`` from the config dataclasses
+(:mod:`hpoflow.config.conf_files`).
 """
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from hpoflow.config import registry
+from hpoflow.config import conf_files, registry
+from hpoflow.config.schema import CONF_DIR
 
 START, END = "<!-- groups:start -->", "<!-- groups:end -->"
 
@@ -68,10 +71,19 @@ def rewrite(readme: Path) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--write", type=Path, help="README to update in place")
+    parser.add_argument("--write-conf", type=Path, nargs="?", const=CONF_DIR, metavar="CONF_DIR",
+                        help=f"write the built-ins' option files of {', '.join(conf_files.GENERATED_GROUPS)} "
+                             f"(default folder: {CONF_DIR})")
     args = parser.parse_args()
+    if args.write_conf:
+        changed = conf_files.write(args.write_conf)
+        print(f"{len(changed)} of {len(conf_files.generated())} files updated in {args.write_conf}"
+              + "".join(f"\n  {name}" for name in changed))
+        for name in conf_files.stale(args.write_conf):
+            print(f"  {name}: no built-in generates it (a removed or renamed option): delete it")
     if args.write:
         print("updated" if rewrite(args.write) else "up to date")
-    else:
+    elif not args.write_conf:
         print(groups_markdown())
 
 

@@ -19,7 +19,11 @@ def new_uid() -> str:
 
 
 def register_resolvers() -> None:
-    """Register ``${hpoflow.uid:}`` with OmegaConf (cached: one value per config, like ``${now:}``)."""
+    """Register ``${hpoflow.uid:}`` with OmegaConf (cached: one value per config, like ``${now:}``), and the
+    configs' arithmetic (``${hpoflow.times:...}``, :mod:`hpoflow.config.resolvers`)."""
     from omegaconf import OmegaConf
 
+    from hpoflow.config import resolvers
+
     OmegaConf.register_new_resolver(RESOLVER, new_uid, use_cache=True, replace=True)
+    resolvers.register()

@@ -1,87 +1,29 @@
 """Name -> component, per kind (algorithm, task, surrogate). Built-ins are imported lazily by path.
 
-A plugin registers itself with :func:`register` (or the decorators), or through a ``hpoflow.plugins``
-entry point whose target is a module that calls :func:`register` when imported.
+A built-in declares its entries in a ``BUILTINS`` list next to its config dataclass (the component packages'
+``config.py``, ``configs.py`` and ``*_config.py`` modules, see :mod:`hpoflow.core.component`); the registry
+imports those modules, which import no torch. A plugin registers itself with :func:`register` (or the
+decorators), or through a ``hpoflow.plugins`` entry point whose target is a module that calls :func:`register`
+when imported.
 """
 from __future__ import annotations
 
 import importlib
-import importlib.util
+import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-KINDS = ("algorithm", "task", "surrogate")
-GROUP_OF_KIND = {"algorithm": "algo", "task": "task", "surrogate": "surrogate"}
+from hpoflow.core.component import GROUP_OF_KIND, KINDS, Entry, MissingExtraError, entry
+
+__all__ = ["GROUP_OF_KIND", "KINDS", "Entry", "MissingExtraError", "UnknownComponentError", "builtin_entries",
+           "entries", "get", "register", "register_algorithm", "register_task"]
+
+COMPONENT_PACKAGES = ("hpoflow.algorithms", "hpoflow.surrogates", "hpoflow.tasks", "hpoflow.acquisition")
 
 
 class UnknownComponentError(ValueError):
     """A config names a component that is not registered."""
-
-
-class MissingExtraError(ValueError):
-    """A registered component needs an optional extra (``pip install 'hpoflow[peers]'``) that is not installed."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One registered component.
-
-    Attributes:
-        kind: algorithm, task or surrogate.
-        name: the registry key a config names (``algo=gp_ei``).
-        target: ``"package.module:attribute"`` (imported on first use) or the object itself.
-            Algorithms are classes called as ``cls(config, ctx)``; tasks are factories called with the
-            config's fields and ``seed``; surrogates are called as ``factory(config, dim, dtype, device)``.
-        config: the frozen dataclass holding the component's settings.
-        defaults: field values that differ from the dataclass defaults for this name.
-        description: one line for ``--help`` and the README.
-        smoke: CLI overrides for the registry-wide smoke/contract tests, e.g. ``("task=ridge",)`` for an
-            algorithm that needs a differentiable task (default: runs on ``task=branin``).
-        tasks: algorithms only: the tasks it is meant for (``--help`` names them; a test runs the algorithm at
-            its YAML defaults on each). Empty: any black-box task (tested on ``branin`` and ``breast_cancer``).
-        requires: top-level modules the component imports that are not core dependencies.
-        extra: the optional extra of hpoflow that installs ``requires`` (named in the error when one is missing).
-    """
-
-    kind: str
-    name: str
-    target: str | Callable[..., Any]
-    config: type
-    defaults: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
-    smoke: tuple[str, ...] = ()
-    tasks: tuple[str, ...] = ()
-    requires: tuple[str, ...] = ()
-    extra: str = ""
-
-    def missing(self) -> str | None:
-        """The first module of ``requires`` that cannot be imported, or None (a spec look-up, no import)."""
-        for module in self.requires:
-            try:
-                if importlib.util.find_spec(module) is None:
-                    return module
-            except (ImportError, ValueError):
-                return module
-        return None
-
-    def require(self) -> None:
-        """Raise :class:`MissingExtraError` naming the ``pip install`` to run if a required module is missing."""
-        module = self.missing()
-        if module is not None:
-            group = GROUP_OF_KIND[self.kind]
-            hint = f"pip install 'hpoflow[{self.extra}]'" if self.extra else f"pip install {module}"
-            raise MissingExtraError(f"{group}={self.name} needs '{module}', which is not installed; run: {hint}")
-
-    def load(self) -> Callable[..., Any]:
-        self.require()
-        if not isinstance(self.target, str):
-            return self.target
-        module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)
-
-    def make_config(self, **overrides: Any) -> Any:
-        return self.config(**{**self.defaults, **overrides})
 
 
 _REGISTRY: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
@@ -90,18 +32,16 @@ _PLUGINS_LOADED = False
 
 def register(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "",
              smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), requires: tuple[str, ...] = (),
-             extra: str = "", **defaults: Any) -> Entry:
+             extra: str = "", surrogate: str = "", **defaults: Any) -> Entry:
     """Add (or replace) a component under ``name``; ``defaults`` override the config dataclass's defaults.
 
     ``requires``/``extra``: modules outside the core dependencies and the optional extra that installs them;
     the component is still listed (``--help``, README) without them, and selecting it names the install.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
-    entry = Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke),
-                  tuple(tasks), tuple(requires), extra)
-    _REGISTRY[kind][name] = entry
-    return entry
+    new = entry(kind, name, target, config, description, smoke=smoke, tasks=tasks, requires=requires, extra=extra,
+                surrogate=surrogate, **defaults)
+    _REGISTRY[kind][name] = new
+    return new
 
 
 def register_algorithm(name: str, config: type, description: str = "", **defaults: Any) -> Callable[[type], type]:
@@ -126,6 +66,34 @@ def register_task(name: str, config: type, description: str = "", **defaults: An
     return wrap
 
 
+def _is_config_module(name: str) -> bool:
+    leaf = name.rpartition(".")[2]
+    return leaf in ("config", "configs") or leaf.endswith("_config")
+
+
+@cache
+def builtin_entries() -> tuple[Entry, ...]:
+    """Every built-in's entry, from the ``BUILTINS`` lists of the component packages' config modules.
+
+    Raises:
+        ValueError: two built-ins of one kind share a name.
+    """
+    found: dict[tuple[str, str], str] = {}
+    out: list[Entry] = []
+    for package_name in COMPONENT_PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.", onerror=lambda _: None):
+            if info.ispkg or not _is_config_module(info.name):
+                continue
+            for e in getattr(importlib.import_module(info.name), "BUILTINS", ()):
+                if (e.kind, e.name) in found:
+                    raise ValueError(f"{GROUP_OF_KIND[e.kind]}={e.name} is declared twice: in "
+                                     f"{found[e.kind, e.name]} and {info.name}")
+                found[e.kind, e.name] = info.name
+                out.append(e)
+    return tuple(out)
+
+
 def _load_plugins() -> None:
     global _PLUGINS_LOADED
     if _PLUGINS_LOADED:
@@ -133,9 +101,8 @@ def _load_plugins() -> None:
     _PLUGINS_LOADED = True
     from importlib.metadata import entry_points
 
-    from hpoflow.config.builtins import register_builtins
-
-    register_builtins(register)
+    for e in builtin_entries():
+        _REGISTRY[e.kind][e.name] = e
 
     for ep in entry_points(group="hpoflow.plugins"):
         ep.load()

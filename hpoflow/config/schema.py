@@ -63,6 +63,19 @@ class RootConfig:
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"  # the packaged config (top-level conf/ in a checkout)
 HARDWARE_OPTIONS = {"cpu": "cpu", "cuda": "cuda", "auto": "auto"}  # option name -> device
+DESCRIPTIONS = {  # the hardware and tracking options, described (the first line of their generated YAML files)
+    "hardware": {"cpu": "CPU, float64, torch's default threads", "cuda": "an NVIDIA GPU (fails clearly without one)",
+                 "auto": "cuda when available, else cpu"},
+    "tracking": {"mlflow": "MLflow tracking: one run per (algo, task, seed) in the embedded SQLite store or "
+                           "tracking.uri",
+                 "off": "no tracking: nothing is logged (results are printed)"},
+}
+
+
+def fixed_options() -> dict[str, dict[str, Any]]:
+    """``{group: {option: dataclass instance}}`` for the groups that are not registry kinds (hardware, tracking)."""
+    return {"hardware": {n: HardwareConfig(name=n, device=d) for n, d in HARDWARE_OPTIONS.items()},
+            "tracking": {"mlflow": TrackingConfig(), "off": TrackingConfig(name="off", enabled=False)}}
 
 
 def schema_options() -> dict[str, dict[str, Any]]:
@@ -72,9 +85,7 @@ def schema_options() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for kind, group in registry.GROUP_OF_KIND.items():
         out[group] = {e.name: e.make_config() for e in registry.entries(kind)}
-    out["hardware"] = {n: HardwareConfig(name=n, device=d) for n, d in HARDWARE_OPTIONS.items()}
-    out["tracking"] = {"mlflow": TrackingConfig(), "off": TrackingConfig(name="off", enabled=False)}
-    return out
+    return {**out, **fixed_options()}
 
 
 def register_configs() -> None:

@@ -20,7 +20,7 @@ MOVED: dict[str, str] = {  # old name -> new name (hpoflow. prefix implied)
     "identity": "config.identity", "threads": "core.threads", "hardware": "core.hardware",
     "config_values": "core.config_values", "checkpoint": "core.checkpoint", "tracking": "store",
     "tracking.base": "core.tracker", "acquisition_config": "acquisition.config", "schema": "config.schema",
-    "registry": "config.registry", "builtins": "config.builtins", "validation": "config.validation",
+    "registry": "config.registry", "validation": "config.validation",
     "compose": "config.compose", "app": "config.settings", "tracking.store": "store.backend",
     "tracking.params": "store.params", "tracking.lease": "store.lease", "tracking.health": "store.health",
     "tracking.mlflow_tracker": "store.mlflow_tracker", "tracking.callbacks": "store.callbacks",
@@ -39,8 +39,12 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         new = _new_name(fullname)
         if new is None:
             return None
-        is_package = importlib.util.find_spec(new).submodule_search_locations is not None  # type: ignore[union-attr]
-        return importlib.util.spec_from_loader(fullname, self, is_package=is_package)
+        found = importlib.util.find_spec(new)
+        if found is None:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, origin=found.origin,  # sys.argv[0] under -m
+                                               is_package=found.submodule_search_locations is not None)
+        return spec
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = _new_name(spec.name)

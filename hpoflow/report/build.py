@@ -13,9 +13,10 @@ import pandas as pd
 
 from hpoflow.report import statistics as st
 from hpoflow.report.aggregate import summarise
-from hpoflow.report.figures import plot_anytime, plot_cd, plot_task
+from hpoflow.report.figures import plot_anytime, plot_cd, plot_profiles, plot_task
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_html, to_markdown
 from hpoflow.report.loading import StudyData, best_config, to_run_curves
+from hpoflow.report.profiles import ALL, BBOB_GROUPS, TARGETS_TEXT, data_profiles, final_table
 from hpoflow.report.tables import (
     CAPTION_NORMALISED,
     CSV_FIELDS,
@@ -84,6 +85,32 @@ def order_note(first_by_rank: str, first_by_mean: str, tied: bool = False) -> st
     return (lead + "the diagram averages each method's rank within every (task, seed) block, so it counts how "
             "often a method wins, not by how much, while the table averages the regret itself, so a few large "
             "losses (or wins) move the mean but change a rank by at most one place.")
+
+
+def _data_profiles(norm: st.Normalised, runs: pd.DataFrame, out: Path, blocks: list[Block],
+                   printed: list[str]) -> list[Path]:
+    """COCO-style data profiles (``data_profile`` and, on BBOB, ``data_profile_groups``) and their final table."""
+    prof = data_profiles(norm.curves, runs)
+    if prof.curves.empty:
+        return []
+    scale = "evaluations / dimension" if prof.per_dimension else "evaluations"
+    text = (f"Data profiles (COCO's empirical run-length distributions): the fraction of (run, target) pairs whose "
+            f"best-so-far value reached the target, against {scale} (log axis). Targets: {TARGETS_TEXT} "
+            "(1 = the task's reference, see above); a failed run reaches no further target after it failed.")
+    figures = plot_profiles(prof.curves, prof.per_dimension, "Data profiles, all functions", out, "data_profile",
+                            [ALL])
+    blocks += [Heading("Data profiles", 3), Figure(figures[0], text)]
+    groups = [g for g in BBOB_GROUPS if (prof.curves["panel"] == g).any()]
+    if groups:
+        more = plot_profiles(prof.curves, prof.per_dimension, "Data profiles by BBOB function group", out,
+                             "data_profile_groups", groups)
+        figures += more
+        blocks.append(Figure(more[0], "The same data profiles per BBOB function group (COCO's five groups)."))
+    table = final_table(prof)
+    caption = f"Fraction of (run, target) pairs reached within the budget, all functions; targets: {TARGETS_TEXT}."
+    blocks += [Table(table), Text(caption, "caption")]
+    printed += ["Data profiles: " + caption, _table_md(table), ""]
+    return figures
 
 
 def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: list[str]) -> list[Path]:
@@ -209,6 +236,7 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
     blocks += [Text(w, "warning") for w in norm.warnings]
     printed: list[str] = []
     figures = _cross_task(norm, out, blocks, printed)
+    figures += _data_profiles(norm, data.runs, out, blocks, printed)
     more, summaries = _per_task(data, out, blocks, printed, best_configs)
     blocks += [Heading("Study"), Text(f"{len(data.runs)} runs; git commit(s): {', '.join(commits) or 'unknown'}."
                                       + (f" Study parent run: {data.study_parent()}." if data.study_parent() else "")),

@@ -172,3 +172,40 @@ def plot_cost_regret(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
     if curves[tasks[0]]:
         axes[0][0].legend(fontsize=7)
     return _finish(fig, title, out, stem)
+
+
+def plot_profiles(curves, per_dimension: bool, title: str, out: Path, stem: str, panels: list[str]) -> list[Path]:
+    """Data profiles (``profiles.Profiles.curves``): one row of panels per dimension, one column per entry of
+    ``panels`` (BBOB groups), or one row with a panel per dimension when ``panels`` is just ``["all"]``; in
+    each, one ECDF per algorithm against evaluations (/ dimension), log x axis as in COCO."""
+    plt = _pyplot()
+    from matplotlib import ticker
+
+    dims = list(dict.fromkeys(curves["dim"]))
+    cells = [(dim, panel) for dim in dims for panel in panels]
+    rows, cols = (len(dims), len(panels)) if len(panels) > 1 else (1, len(dims))
+    width = 3.6 * cols + 1.5
+    fig, axes = plt.subplots(rows, cols, figsize=(width, 2.9 * rows), squeeze=False, sharey=True)
+    for ax, (dim, panel) in zip(axes.ravel(), cells):
+        sub = curves[(curves["dim"] == dim) & (curves["panel"] == panel)]
+        for algo, g in sub.groupby("algo", sort=True):
+            ax.step(g["x"], g["fraction"], where="post", label=algo)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        n = int(sub["pairs"].max()) if len(sub) else 0
+        where = f"d={int(dim)}" if per_dimension else "all tasks"
+        ax.set_title(f"{panel}, {where} ({n} pairs/algo)" if panel != "all" else f"{where} ({n} pairs/algo)",
+                     fontsize=8)
+        ax.set_xlabel("evaluations / dimension" if per_dimension else "evaluations", fontsize=8)
+    for r in range(rows):
+        axes[r][0].set_ylabel("fraction of (run, target) pairs", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1 - 1.5 / width, 1))
+    paths = _save(fig, out, stem)
+    plt.close(fig)
+    return paths

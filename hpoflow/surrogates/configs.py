@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import surrogate
 from hpoflow.core.config_values import Period, check_period
 
 KERNELS = ("matern12", "matern32", "matern52", "rbf")
@@ -44,3 +45,11 @@ class GPConfig:
             raise ValueError(f"surrogate.fit_ftol={self.fit_ftol} must be in (0, 1)")
         if self.max_iter < 1:
             raise ValueError(f"surrogate.max_iter={self.max_iter} must be >= 1")
+
+
+BUILTINS = [
+    surrogate("gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF"),
+    surrogate("skopt_gp", "hpoflow.surrogates.gp:build", GPConfig,
+              "exact GP as scikit-optimize's: constant x Matérn-5/2 ARD + white noise (learned output scale)",
+              learn_outputscale=True),
+]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import surrogate
+
 ACTIVATIONS = ("sigmoid", "tanh", "relu", "softplus")
 OPTIMIZERS = ("sgd", "adam", "lbfgs")
 
@@ -12,6 +14,9 @@ class ParametricConfig:
     """A fully connected network ``linear -> act -> ... -> linear`` and its least-squares oracle.
 
     The default is the GO-UCB papers' model: ``linear2(sigmoid(linear1(x)))`` with 25 hidden units.
+    ``weight_decay`` (the oracle's L2 penalty; 0: plain least squares, eq. 2) and ``center_inputs`` (the net sees
+    2x - 1) are off by default: for GO-UCB (with phase1_in_sigma) weight_decay=1e-3 + center_inputs left
+    breast_cancer-mlp unchanged and cost go_ucb_f1 Phase II regret 6.7 in one of two seeds.
     """
 
     name: str = "nn"
@@ -20,17 +25,12 @@ class ParametricConfig:
     activation: str = "sigmoid"    # sigmoid | tanh | relu | softplus
     optimizer: str = "adam"        # least-squares oracle: sgd | adam | lbfgs (the paper used SGD)
     iterations: int = 2000         # full-batch steps of the oracle (the paper: 2000)
-    lr: float = 0.01
+    lr: float = 0.01               # the oracle's learning rate
     restarts: int = 3              # random initialisations, fitted as one batch; the lowest training loss wins
-    # sgd/adam stop once the best start's mean squared error is below tol * var(y) (checked every 50 steps;
-    # 0: always run all iterations, as the papers' 2,000 fixed steps)
-    tol: float = 1e-5
+    tol: float = 1e-5              # sgd/adam stop once the best start's MSE < tol * var(y) (0: all iterations)
     input_scale: float = 1.0       # the net sees input_scale * x for x in the unit cube (papers 003/004: 10)
-    # L2 penalty of the oracle (0: plain least squares, eq. 2) and centred inputs (the net sees 2x - 1).
-    # Both off by default: for GO-UCB (with phase1_in_sigma) weight_decay=1e-3 + center_inputs left
-    # breast_cancer-mlp unchanged and cost go_ucb_f1 Phase II regret 6.7 in one of two seeds.
-    weight_decay: float = 0.0
-    center_inputs: bool = False
+    weight_decay: float = 0.0      # L2 penalty of the oracle (0: plain least squares, eq. 2)
+    center_inputs: bool = False    # the net sees 2x - 1 instead of x
     prior_precision: float = 1.0   # surrogate=nn only: lambda of the linearised (Laplace) variance
     noise: float = 0.01            # surrogate=nn only: noise variance (standardised units) of that variance
 
@@ -52,3 +52,9 @@ class ParametricConfig:
             raise ValueError(f"model.tol={self.tol} must be >= 0 and model.input_scale={self.input_scale} > 0")
         if self.weight_decay < 0:
             raise ValueError(f"model.weight_decay={self.weight_decay} must be >= 0")
+
+
+BUILTINS = [
+    surrogate("nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
+              "two-layer network f_w(x) with a linearised (Laplace) variance"),
+]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import surrogate
+
 SPACE_KERNELS = ("matern12", "matern32", "matern52", "rbf", "identity")
 
 
@@ -44,3 +46,9 @@ class TemporalGPConfig:
             raise ValueError(f"surrogate.epsilon_min={self.epsilon_min} must be in (0, 0.5)")
         if self.refit_every < 1:
             raise ValueError(f"surrogate.refit_every={self.refit_every} must be >= 1")
+
+
+BUILTINS = [
+    surrogate("tv_gp", "hpoflow.surrogates.temporal:build", TemporalGPConfig,
+              "time-varying GP: space kernel x (1-eps)^{|t-t'|/2}, incremental updates"),
+]

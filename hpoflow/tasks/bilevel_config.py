@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hpoflow.core.component import task
+
 DATASETS = ("nir", "digits_regression", "digits_01", "digits_38")
 FEATURES = ("standardised", "centred", "raw")  # X preprocessing of hpoflow.tasks.datasets.load_split
 
@@ -30,7 +32,7 @@ class BilevelConfig:
     lambda_low: float = -10.0
     lambda_high: float = 5.0
     lambda_offset: float = 0.0       # penalty e^(λ + offset) ||w||²: shifts λ* by -offset
-    features: str = "standardised"   # standardised | centred | raw
+    features: str = "standardised"   # standardised | centred | raw (X preprocessing)
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -50,3 +52,12 @@ class BilevelConfig:
     def resolved_inner(self) -> tuple[int, float]:
         steps, lr = PAPER_INNER[self.dataset]
         return self.inner_steps or steps, self.inner_lr or lr
+
+
+BUILTINS = [
+    task("ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
+         "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V"),
+    task("logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
+         "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V",
+         dataset="digits_01"),
+]

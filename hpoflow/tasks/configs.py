@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import task
+
 
 @dataclass(frozen=True)
 class SyntheticConfig:
@@ -91,3 +93,23 @@ class SklearnConfig:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+
+
+_SYN = "hpoflow.tasks.synthetic"
+BUILTINS = [
+    task("branin", f"{_SYN}:make_branin", SyntheticConfig, "Branin, 2-d, minimise", dim=2),
+    task("hartmann6", f"{_SYN}:make_hartmann6", SyntheticConfig, "Hartmann-6, minimise", dim=6),
+    task("styblinski_tang", f"{_SYN}:make_styblinski_tang", SyntheticConfig, "Styblinski-Tang on [-5,5]^dim, minimise"),
+    task("rastrigin", f"{_SYN}:make_rastrigin", SyntheticConfig, "Rastrigin on [-5,5]^dim, minimise"),
+    task("go_ucb_f1", f"{_SYN}:make_go_ucb_f1", SyntheticConfig,
+         "GO-UCB realizable network f1 on [-5,5]^dim, maximise"),
+    *(task(name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
+           f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {name} by 5-fold CV accuracy (paper 004's "
+           f"spaces; alias of task=sklearn task.dataset={name} task.space=go_ucb)")
+      for name in ("breast_cancer", "wine", "digits")),
+    task("sklearn", "hpoflow.tasks.sklearn_hpo:make_sklearn_task", SklearnConfig,
+         "Bayesmark-style suite: task.model (rf, mlp, gb, svm, knn, linear, lasso, dt, ada) x task.dataset "
+         "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise"),
+    task("bbob", "hpoflow.tasks.bbob:make_bbob", BBOBConfig,
+         "COCO BBOB noiseless function task.function (1-24), task.instance, task.dim on [-5,5]^dim (cocoex), minimise"),
+]

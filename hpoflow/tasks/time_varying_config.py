@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import task
+
 SHAPES = ("sine", "gaussian", "piecewise")
 
 
@@ -67,3 +69,14 @@ class OnlineDigitsConfig:
             raise ValueError(f"task.base_lr={self.base_lr} must be > 0 and 0 < task.lr_mult_low < task.lr_mult_high")
         if self.n_multipliers < 0 or self.n_multipliers == 1:
             raise ValueError(f"task.n_multipliers={self.n_multipliers} must be 0 (continuous) or >= 2")
+
+
+_TV = "hpoflow.tasks.time_varying"
+BUILTINS = [
+    task("tv_synthetic", f"{_TV}:make_tv_synthetic", TVSyntheticConfig,
+         "drifting GP sample on 1000 points of [0,1] (paper 002 Table A2), maximise"),
+    task("tv_bandit", f"{_TV}:make_tv_bandit", TVBanditConfig,
+         "3-armed bandit with sine / gaussian / piecewise drift (paper 002 Table A1), maximise"),
+    task("online_digits", "hpoflow.tasks.online_hpo:make_online_digits", OnlineDigitsConfig,
+         "online HPO: learning-rate multiplier of each k SGD steps on digits; reward = val-accuracy gain"),
+]

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, List  # noqa: UP035 - OmegaConf reads these annotations
 
+from hpoflow.core.component import task
+
 TUNABLE = ("lr", "momentum", "weight_decay", "width")
 
 
@@ -55,3 +57,17 @@ class TrainingConfig:
             raise ValueError(f"task.steps_scale={self.steps_scale} must be in (0, 1e6]")
         if self.max_loss <= 0:
             raise ValueError(f"task.max_loss={self.max_loss} must be > 0")
+
+
+_TRAIN = "hpoflow.tasks.training"
+BUILTINS = [
+    task("digits_cnn", f"{_TRAIN}:make_digits_task", TrainingConfig,
+         "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         smoke=("task.inner_steps=20",)),
+    task("digits_mlp", f"{_TRAIN}:make_digits_task", TrainingConfig,
+         "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         smoke=("task.inner_steps=20",)),
+    task("mnist_cnn", f"{_TRAIN}:make_mnist_task", TrainingConfig,
+         "the digits_cnn task on MNIST read from task.path (torchvision; never downloads)",
+         smoke=("task.inner_steps=20", "task.path=data/mnist")),
+]

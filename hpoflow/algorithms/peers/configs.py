@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hpoflow.core.component import algorithm
 from hpoflow.core.config_values import check_auto_int
 
 
@@ -47,3 +48,45 @@ class NevergradConfig:
 
     name: str = "nevergrad_ngopt"
     optimizer: str = "NGOpt"  # any name of nevergrad.optimizers.registry (NGOpt picks one from budget and space)
+
+
+SMAC_FACADES = ("hpo", "blackbox")
+
+
+@dataclass(frozen=True)
+class SMACConfig:
+    """A SMAC3 facade (random forest + log EI by default) told ``n_trials=budget.rounds``."""
+
+    name: str = "smac_hpo"
+    facade: str = "hpo"        # hpo: HyperparameterOptimizationFacade (RF); blackbox: BlackBoxFacade (GP)
+    n_init: int | None = None  # null: the facade's Sobol design (hpo: min(10 x d, rounds / 4) configurations)
+
+    def __post_init__(self) -> None:
+        if self.facade not in SMAC_FACADES:
+            raise ValueError(f"algo.facade='{self.facade}' is not a SMAC facade; allowed: {', '.join(SMAC_FACADES)}")
+        check_auto_int("algo.n_init", self.n_init, "the facade's own initial design")
+
+
+# the field's standard optimizers (optional extra `peers`: listed without it, selecting one names the install)
+_PEERS = "hpoflow.algorithms.peers"
+_OPTUNA = {"requires": ("optuna",), "extra": "peers"}
+BUILTINS = [
+    algorithm("optuna_tpe", f"{_PEERS}.optuna_samplers:OptunaTPE", OptunaConfig,
+              "Optuna TPESampler via Study.ask/tell (extra: peers)", **_OPTUNA),
+    algorithm("optuna_gp", f"{_PEERS}.optuna_samplers:OptunaGP", OptunaConfig,
+              "Optuna GPSampler via Study.ask/tell (extra: peers)", **_OPTUNA),
+    algorithm("optuna_cmaes", f"{_PEERS}.optuna_samplers:OptunaCmaEs", OptunaConfig,
+              "Optuna CmaEsSampler via Study.ask/tell (extra: peers)", requires=("optuna", "cmaes"), extra="peers",
+              n_startup_trials=1),
+    algorithm("optuna_random", f"{_PEERS}.optuna_samplers:OptunaRandom", OptunaRandomConfig,
+              "Optuna RandomSampler via Study.ask/tell (extra: peers)", **_OPTUNA),
+    algorithm("botorch_logei", f"{_PEERS}.botorch_logei:BoTorchLogEI", BoTorchConfig,
+              "BoTorch SingleTaskGP + LogExpectedImprovement + optimize_acqf (extra: peers)",
+              requires=("botorch",), extra="peers"),
+    algorithm("nevergrad_ngopt", f"{_PEERS}.nevergrad_ngopt:NevergradOptimizer", NevergradConfig,
+              "Nevergrad NGOpt (algo.optimizer: any Nevergrad optimizer) told budget.rounds (extra: peers)",
+              requires=("nevergrad",), extra="peers"),
+    algorithm("smac_hpo", f"{_PEERS}.smac_hpo:SMACOptimizer", SMACConfig,
+              "SMAC3's HPO facade (random forest + log EI; algo.facade=blackbox: GP) via ask/tell (extra: peers)",
+              requires=("smac", "ConfigSpace"), extra="peers"),
+]
