@@ -17,7 +17,8 @@ import json, os, runpy, sys
 import hydra, mlflow, omegaconf, torch  # the costly imports, once
 from mlflow.tracking import MlflowClient  # noqa: F401
 import hpoflow.config.settings, hpoflow.runner.build, hpoflow.cli.errors  # noqa: F401
-import hpoflow.config.builtins  # noqa: F401  registry entry points
+from hpoflow.config import registry
+registry.entries("algorithm")  # the registry, loaded once
 cases = json.load(sys.stdin)
 results = []
 for module, cwd, args, out, err in cases:
