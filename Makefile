@@ -5,12 +5,16 @@ BIN := $(VENV)/bin
 ARGS ?=
 # pytest-xdist workers of `make test` (auto: one per CPU core; WORKERS=0: all in one process)
 WORKERS ?= auto
+# Where pip finds torch. Empty: the default index. pypi.org serves the CUDA build of torch for Linux x86_64 (plus
+# several GB of nvidia-* wheels); for the CPU build there, use: make run TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# the CPU build of torch first, so that torch>=2.2 below installs nothing more
-	$(BIN)/pip install -q torch==2.13.0
+	# torch first (the CPU build where the index serves it first, or from TORCH_INDEX), so that torch>=2.2
+	# below installs nothing more
+	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e ".[dev,peers]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too
 	touch $@
 

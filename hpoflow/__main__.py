@@ -10,12 +10,23 @@ if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
     print(help_text())
     sys.exit(0)
 
-import hydra  # after the fast --help path, which needs no Hydra
-from omegaconf import DictConfig
+from hpoflow.store.output_masking import install as install_output_masking  # noqa: E402
 
-from hpoflow.cli.errors import install as install_error_reporter
-from hpoflow.config.identity import register_resolvers
-from hpoflow.config.schema import register_configs
+install_output_masking()  # before Hydra: its launcher lines, logs and run files never show a secret
+if __name__ == "__main__":
+    from hpoflow.cli.errors import argv_error
+
+    _problem = argv_error(sys.argv[1:])
+    if _problem:  # what Hydra's parser would answer with its 8-line usage or a traceback
+        print(f"Error: {_problem}", file=sys.stderr)
+        sys.exit(2)
+
+import hydra  # noqa: E402 - after the fast --help path, which needs no Hydra
+from omegaconf import DictConfig  # noqa: E402
+
+from hpoflow.cli.errors import install as install_error_reporter  # noqa: E402
+from hpoflow.config.identity import register_resolvers  # noqa: E402
+from hpoflow.config.schema import register_configs  # noqa: E402
 
 register_configs()
 register_resolvers()

@@ -48,7 +48,62 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("dim 1e11", ["task=styblinski_tang", "task.dim=100000000000"], "task.dim"),
     ("zero heartbeat", ["tracking.heartbeat_s=0"], "tracking.heartbeat_s"),
     ("dead server, password", [f"tracking.uri=http://bob:{SECRET}@127.0.0.1:1"], "tracking.uri"),
+    # reliability round 3 (issue 31)
+    ("100,000 threads", ["hardware.threads=100000"], "hardware.threads=100000"),
+    ("negative threads", ["hardware.threads=-1"], "hardware.threads=-1"),
+    ("folds > samples", ["task=breast_cancer", "task.folds=600"], "task.folds=600"),
+    ("folds > class size", ["task=sklearn", "task.dataset=iris", "task.folds=1000"], "task.folds=1000"),
+    ("folds > smallest class", ["task=wine", "task.folds=60"], "task.folds=60"),
+    ("path of digits_cnn", ["task=digits_cnn", "task.path=/nonexistent"], "task.path='/nonexistent'"),
+    ("5,000-digit seed", ["seed=" + "7" * 5000], "seed=<5000 digits>"),
+    ("5,000-digit rounds", ["budget.rounds=" + "7" * 5000], "budget.rounds=<5000 digits>"),
+    ("unimportable _target_", [*PLUGIN, "task=faulty", "task._target_=nope_module.Task"], "task._target_='nope_module"),
+    ("_target_ without module", [*PLUGIN, "task=faulty", "task._target_=Task"], "task._target_='Task'"),
+    ("option after override", ["algo=random", "--config-dir", "/tmp", "task=branin"], "option '--config-dir'"),
+    ("flag after override", ["algo=random", "--cfg", "job", "task=branin"], "option '--cfg'"),
+    ("comma list without -m", ["algo=random,gp_ei"], "add -m"),
+    ("zero rounds", ["budget.rounds=0"], "budget.rounds=0"),
+    ("fractional rounds", ["budget.rounds=1.5"], "budget.rounds"),
+    ("text seed", ["seed=abc"], "seed"),
+    ("fractional seed", ["seed=1.5"], "seed"),
+    ("text checkpoint_every", ["checkpoint_every=abc"], "checkpoint_every"),
+    ("zero flush_every", ["tracking.flush_every=0"], "tracking.flush_every"),
+    ("negative flush_every", ["tracking.flush_every=-3"], "tracking.flush_every"),
+    ("negative heartbeat", ["tracking.heartbeat_s=-1"], "tracking.heartbeat_s"),
+    ("NaN heartbeat", ["tracking.heartbeat_s=nan"], "tracking.heartbeat_s"),
+    ("unknown hardware", ["hardware=tpu"], "hardware"),
+    ("unknown device", ["hardware.device=tpu"], "hardware.device"),
+    ("unknown dtype", ["hardware.dtype=float16"], "hardware.dtype"),
+    ("text threads", ["hardware.threads=many"], "hardware.threads"),
+    ("unknown surrogate", ["surrogate=nope"], "surrogate"),
+    ("unknown task", ["task=nope"], "task"),
+    ("unknown experiment", ["experiment=nope"], "experiment"),
+    ("unknown tracking", ["tracking=nope"], "tracking"),
+    ("text on_error", ["on_error=1"], "on_error"),
 ]
+
+
+def _registry_cases() -> list[tuple[str, list[str], str]]:
+    """Per registered component: an unknown key, and a word where its first number belongs (so every algorithm,
+    task and surrogate a plugin registers is fuzzed too)."""
+    import dataclasses
+
+    from hpoflow.config import registry
+
+    cases = []
+    for kind, group in registry.GROUP_OF_KIND.items():
+        for entry in registry.entries(kind):
+            choice = [f"{group}={entry.name}"]
+            cases.append((f"{group}={entry.name} unknown key", [*choice, f"{group}.nope=1"], f"{group}.nope"))
+            numbers = [f.name for f in dataclasses.fields(entry.config)
+                       if str(f.type).split(" |")[0] in ("int", "float") and f.name not in entry.defaults]
+            if numbers:
+                key = f"{group}.{numbers[0]}"
+                cases.append((f"{key} word ({entry.name})", [*choice, f"{key}=abc"], key))
+    return cases
+
+
+ALL_CASES = CASES + _registry_cases()
 
 
 def _cli(cwd: Path, args: list[str], full_error: bool = False) -> subprocess.CompletedProcess:
@@ -62,30 +117,46 @@ def _cli(cwd: Path, args: list[str], full_error: bool = False) -> subprocess.Com
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
-    def case(i: int) -> subprocess.CompletedProcess:
-        name, args, _ = CASES[i]
-        uri = (
-            []
-            if any(a.startswith("tracking.uri") for a in args)
-            else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
-        )
-        return _cli(tmp_path / str(i), [*args, *uri])
+def _args(args: list[str]) -> list[str]:
+    options = args[:2] if args[:1] == ["--config-dir"] else []  # options must precede the overrides
+    return [*options, "task=branin", "algo=random", "budget.rounds=3", *args[len(options):]]
 
-    with ThreadPoolExecutor(max_workers=3) as pool:  # each start costs ~1-2 s of CPU: a few at a time
-        results = list(pool.map(case, range(len(CASES))))
+
+@pytest.mark.cli
+def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
+    """Every case: exit 2, one ``Error:`` line naming the key, no traceback, no secret, and no run created."""
+    from tests.cli_fork import run_many
+
+    invocations = []
+    for i, (_, args, _) in enumerate(ALL_CASES):
+        own = any(a.startswith("tracking.uri") for a in args)
+        uri = [] if own else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
+        invocations.append((tmp_path / str(i), _args([*args, *uri])))
+    results = run_many(invocations, faulty_env())  # one start-up, a fork per case
     problems = []
-    for i, ((name, args, fragment), proc) in enumerate(zip(CASES, results)):
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and " INFO " not in ln]
-        print(f"\n{name:26s} exit {proc.returncode}: {lines[0] if lines else ''}", end="")
-        if proc.returncode == 0 or len(lines) != 1 or not lines[0].startswith("Error:") or fragment not in lines[0] \
-                or "Traceback" in proc.stderr or SECRET in proc.stdout + proc.stderr:
-            problems.append(f"{name} {args}: exit {proc.returncode}, stderr {proc.stderr[-600:]!r}")
+    for i, ((name, args, fragment), (code, out, err)) in enumerate(zip(ALL_CASES, results)):
+        lines = [ln for ln in err.splitlines() if ln.strip() and " INFO " not in ln]
+        print(f"\n{name:34s} exit {code}: {lines[0][:150] if lines else ''}", end="")
+        if code != 2 or len(lines) != 1 or not lines[0].startswith("Error:") or fragment not in lines[0] \
+                or "Traceback" in err or SECRET in out + err:
+            problems.append(f"{name} {[a[:80] for a in args]}: exit {code}, stderr {err[-600:]!r}")
         db = tmp_path / f"{i}.db"
-        if db.exists() and any(r.info.status == "RUNNING" for r in mlflow_runs(f"sqlite:///{db}")):
-            problems.append(f"{name}: a run was left RUNNING")
-    print(f"\nbad-input fuzz: {len(CASES) - len(problems)} of {len(CASES)} cases hold")
+        if db.exists() and mlflow_runs(f"sqlite:///{db}"):
+            problems.append(f"{name}: a run was created before the input was refused")
+    print(f"\nbad-input fuzz: {len(ALL_CASES) - len(problems)} of {len(ALL_CASES)} cases hold")
+    assert len(ALL_CASES) >= 140
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.cli
+def test_a_few_bad_inputs_through_a_fresh_interpreter(tmp_path):
+    """The fork runner's verdicts hold for a real ``python -m hpoflow`` start-up too."""
+    picked = [c for c in CASES if c[0] in ("unknown algo", "option after override", "5,000-digit seed")]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda c: _cli(tmp_path / c[0].replace(" ", "_"), c[1]), picked))
+    for (name, _, fragment), proc in zip(picked, results):
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and " INFO " not in ln]
+        assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0], (name, proc.stderr[-1000:])
 
 
 @pytest.mark.parametrize("args", [["algo.beta=abc", "algo=gp_ucb"], ["task=rastrigin", "task.low=3", "task.high=1"]],

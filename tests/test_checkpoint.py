@@ -211,15 +211,28 @@ def test_checkpoint_carries_a_hash_that_catches_any_edit(tmp_path):
         load(path)
 
 
-def test_an_old_version_1_checkpoint_without_hash_is_checked_for_consistency(tmp_path):
+def test_a_version_1_checkpoint_is_refused_it_carries_no_hash(tmp_path):
     data = json.loads(_saved(tmp_path).read_text())
     del data["sha256"]
     path = tmp_path / "v1.json"
     path.write_text(json.dumps({**data, "version": 1}, separators=(",", ":")))
-    assert load(path).round == 3  # still readable
-    path.write_text(json.dumps({**data, "version": 1, "round": 999}, separators=(",", ":")))
-    with pytest.raises(CheckpointError, match="says round 999 but holds 3 rounds"):
-        load(path)
-    path.write_text(json.dumps({**data, "version": 1, "rounds": data["rounds"][:2]}, separators=(",", ":")))
-    with pytest.raises(CheckpointError, match="says round 3 but holds 2 rounds"):
-        load(path)
+    with pytest.raises(CheckpointError, match="carries no content hash"):
+        load(path)  # "version": 1 once skipped the hash check: an edited file then passed as an old one
+
+
+def test_a_checkpoint_is_bound_to_its_run_folder(tmp_path):
+    import shutil
+
+    from hpoflow.core.checkpoint import Checkpointer, LoopState, check_folder
+
+    a, b = tmp_path / "runs" / "run-a", tmp_path / "runs" / "run-b"
+    for folder, run_id in ((a, "a" * 32), (b, "b" * 32)):
+        Checkpointer(folder / "checkpoint.json", {"run_id": run_id}).save(LoopState())
+    check_folder(load(a / "checkpoint.json"), a / "checkpoint.json")
+    shutil.copy(b / "checkpoint.json", a / "checkpoint.json")  # run B's checkpoint swapped into A's folder
+    with pytest.raises(CheckpointError, match="belongs to the run folder 'runs/run-b' \\(run b{32}\\)"):
+        check_folder(load(a / "checkpoint.json"), a / "checkpoint.json")
+    moved = tmp_path / "backup" / "runs" / "run-b"
+    shutil.copytree(b, moved)  # the whole outputs tree moved elsewhere: still its own folder
+    check_folder(load(moved / "checkpoint.json"), moved / "checkpoint.json")
+

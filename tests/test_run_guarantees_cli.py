@@ -163,7 +163,8 @@ def test_resume_accepts_the_original_command_and_refuses_changes_and_tampering(t
     assert same.returncode == 0 and "nothing to do" in same.stdout, same.stderr[-2000:]
     refused = {}
     refused["changed override"] = _cli(tmp_path, *original[:3], "seed=4", original[4], f"resume={path.parent}")
-    older = tmp_path / "older" / FILENAME  # a consistent copy from round 2, as if the folder was copied then
+    # a consistent copy from round 2, as if the outputs tree was copied then (same run folder names)
+    older = tmp_path / "older" / path.parent.parent.name / path.parent.name / FILENAME
     state = load(path)
     state.round, state.rounds_json = 2, state.rounds_json[:2]
     state.meta = {**state.meta, "status": "RUNNING"}

@@ -14,6 +14,42 @@ from typing import Any
 
 from hpoflow.config.compose import one_line
 
+MAX_DIGITS = 4300  # Python reads longer integers only after sys.set_int_max_str_digits
+_OPTIONS_WITH_VALUE = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn", "--cfg", "-c",
+                       "--package", "-p", "--info", "-i", "--experimental-rerun")
+
+
+def argv_error(argv: list[str]) -> str | None:
+    """One line for a command line Hydra's parser would answer with its usage text or a traceback, else None.
+
+    * an override after an option that follows other overrides (``algo=random --config-dir X task=branin``):
+      argparse reads the options first, so the later overrides would be "unrecognized arguments";
+    * a number longer than Python reads (``seed=<5,000 digits>``).
+    """
+    first_override: str | None = None
+    option: str | None = None
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg.startswith("-"):
+            if first_override is not None:
+                option = option or arg
+            skip = arg in _OPTIONS_WITH_VALUE
+            continue
+        key, _, value = arg.partition("=")
+        digits = value.lstrip("+-").replace("_", "")
+        if digits.isdigit() and len(digits) > MAX_DIGITS:
+            return (f"{key}=<{len(digits)} digits> is not a usable number (at most {MAX_DIGITS} digits; "
+                    f"e.g. seeds are 0 to {2**63 - 1})")
+        if option is not None:
+            return (f"the option '{option}' comes after the override '{first_override}': Hydra reads options "
+                    f"first; put every option before the overrides (python -m hpoflow {option} ... "
+                    f"{first_override} {arg})")
+        first_override = first_override or arg
+    return None
+
 
 class JobFailed(RuntimeError):
     """A multirun job failed; it already printed its one-line error (the sweep goes on without it).

@@ -101,7 +101,9 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
 
     state, checkpoint_path = resume if resume is not None else (None, None)
     if state is not None and state.meta.get("status") == "FINISHED":
-        print(f"resume: the run already finished ({state.round} rounds); nothing to do", file=sys.stdout)
+        how = ("; its store says FINISHED with every round, the process ended before its checkpoint said so"
+               if state.meta.get("finished_by") == "store" else "")
+        print(f"resume: the run already finished ({state.round} rounds{how}); nothing to do", file=sys.stdout)
         return None
     if state is not None:
         config_text = state.meta.get("config_text", config_text)
@@ -110,5 +112,5 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     run = open_run(s, config_text=config_text, sweep_id=sweep_id, checkpoint_path=checkpoint_path, resume=state)
     result = execute(run, s.progress)
     if print_summary:
-        print_run_summary(result.summary, run.uri, run.run_id)
+        print_run_summary(result.summary, run.uri, run.run_id, getattr(run.loop.tracker, "experiment_id", None))
     return result

@@ -47,6 +47,8 @@ def interrupted_message(exc: Interrupted, run_dir: str | None, resume: str | Non
 
 def lost_message(exc: BaseException, run_dir: str | None, resume: str | None = None) -> str:
     """One line for a run that cannot be written any more (store lost, lease taken over)."""
+    if isinstance(exc, LeaseLost):  # the process that took it over continues it: no resume hint
+        return f"run stopped: {exc}"
     hint = _resume_hint(run_dir, resume)
     if isinstance(exc, StoreLost) and hint:
         hint = "; its checkpoint is kept: restore the store (or name another with tracking.uri=), then" + \
@@ -68,7 +70,9 @@ def exit_without_store_cleanup(code: int) -> None:
     os._exit(code)
 
 
-def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None) -> None:
+def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None,
+                      experiment_id: str | None = None) -> None:
+    """The end-of-run lines; for a server, the run's page (in place of MLflow's own unmasked ``View run`` line)."""
     lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
     if summary.get("cumulative_regret") is not None:
         lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
@@ -77,8 +81,11 @@ def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | No
     if uri:
         uri = mask_secrets(uri)
         lines.append(f"MLflow run {run_id} in {uri}")
-        lines.append(f"browse: {uri}" if uri.startswith(("http://", "https://"))
-                     else f"browse: mlflow ui --backend-store-uri {uri}")
+        if uri.startswith(("http://", "https://")):
+            page = f"{uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}" if experiment_id else uri
+            lines.append(f"browse: {page}")
+        else:
+            lines.append(f"browse: mlflow ui --backend-store-uri {uri}")
     print("\n".join(lines), file=sys.stdout, flush=True)
 
 

@@ -6,6 +6,7 @@ The library's calls (``minimize``, ``Study``, ``make_algorithm``) build their se
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hpoflow.config.library import library_settings, override_error
@@ -30,6 +31,11 @@ def one_line(ex: BaseException) -> str | None:
         if any(f"hydra/launcher/{p}" in head for p in ("ray", "submitit")):
             head += " (the launcher plugin is not installed: pip install 'hpoflow[cluster]')"
         return f"{head}; allowed: {', '.join(options)}" if options else head
+    ambiguous = re.match(r"Ambiguous value for argument '([^']*)'", str(ex))
+    if ambiguous:  # a comma list without -m
+        arg = ambiguous.group(1)
+        return (f"'{arg}' gives several values: to run one job per value add -m (python -m hpoflow -m {arg} ...); "
+                f"for a list value write {arg.split('=')[0]}=[{arg.split('=', 1)[-1]}], for one string quote it")
     if isinstance(ex, CompactHydraException):
         cause = ex.__cause__
         if isinstance(cause, OmegaConfBaseException):

@@ -49,6 +49,19 @@ def override_value(value: Any) -> str:
                       "bool, None, a list of those, or a dict for a nested setting")
 
 
+def tidy_head(head: str) -> str:
+    """Hydra's heads without a doubled "Error" or stray punctuation: "Error merging override x" -> "cannot apply
+    the override x", "Could not override 'a.b'." -> "cannot override 'a.b'"."""
+    head = head.strip().rstrip(".").rstrip(":")
+    if head.startswith("Error merging override "):
+        head = "cannot apply the override " + head.removeprefix("Error merging override ")
+    elif head.startswith("Could not override "):
+        head = "cannot override " + head.removeprefix("Could not override ")
+    elif head.startswith("Error "):
+        head = head.removeprefix("Error ")
+    return head
+
+
 def override_error(head: str, cause: BaseException) -> str:
     """Hydra's one-line message for an override OmegaConf refused: ``<head>: <cause> (key: k)[; allowed keys: ...]``."""
     import dataclasses
@@ -59,7 +72,7 @@ def override_error(head: str, cause: BaseException) -> str:
     if "not in" in first and obj is not None and dataclasses.is_dataclass(obj):
         allowed = "; allowed keys: " + ", ".join(f.name for f in dataclasses.fields(obj))
     key = getattr(cause, "full_key", None)
-    return f"{head}: {first}" + (f" (key: {key})" if key else "") + allowed
+    return f"{tidy_head(head)}: {first}" + (f" (key: {key})" if key else "") + allowed
 
 
 def settings_items(prefix: str, settings: dict[str, Any]) -> list[tuple[str, Any]]:

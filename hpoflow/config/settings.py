@@ -67,7 +67,14 @@ def _component(kind: str, values: dict[str, Any]) -> tuple[Any, registry.Entry |
     if not isinstance(values, dict):
         raise ConfigError(f"{group} must be a config group option, got {values!r}")
     if "_target_" in values:  # a user's own component from their --config-dir: trusted, they wrote it
-        return {k: v for k, v in values.items() if k != "_target_"}, None, str(values["_target_"])
+        target = str(values["_target_"])
+        try:
+            _import(target)
+        except Exception as exc:  # noqa: BLE001 - any import failure of the user's module: one line, exit 2
+            raise ConfigError(f"{group}._target_={target!r} cannot be imported ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0][:200] if str(exc) else ''}); name an importable "
+                              "module.Class (on PYTHONPATH or installed)") from None
+        return {k: v for k, v in values.items() if k != "_target_"}, None, target
     name = values.get("name")
     try:
         entry = registry.get(kind, str(name))
@@ -144,6 +151,8 @@ def _import(target: str) -> Any:
     module, _, attr = target.replace(":", ".").rpartition(".")
     import importlib
 
+    if not module:
+        raise ImportError(f"'{target}' is not of the form module.Class")
     return getattr(importlib.import_module(module), attr)
 
 

@@ -28,7 +28,6 @@ import json
 import math
 import os
 import random
-import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -40,8 +39,8 @@ import torch
 
 from hpoflow.core.records import Evaluation, Failure, Record
 
-VERSION = 2  # 2: content hash; version 1 files (no hash) are still read, with the consistency checks
-READABLE_VERSIONS = (1, 2)
+VERSION = 3  # 2: content hash; 3: bound to its run folder (meta.folder). Version 1 (no hash) is refused.
+READABLE_VERSIONS = (2, 3)
 FILENAME = "checkpoint.json"
 
 
@@ -160,6 +159,7 @@ class LoopState:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     plain: bool = True  # keep ``rounds`` (only needed when checkpointing)
     rounds_json: list[str] = field(default_factory=list, repr=False)
+    version: int = VERSION  # of the file it was read from
 
     def add(self, record: Record, metrics: dict[str, float], x: torch.Tensor | None = None,
             outcome: Evaluation | Failure | None = None) -> None:
@@ -211,7 +211,7 @@ def decode(d: dict[str, Any]) -> LoopState:
                      outcomes=[_outcome_from(r["outcome"]) for r in rounds], book=d["book"],
                      wall_time=d["wall_time"], algorithm=d["algorithm"], task_rng=d["task_rng"],
                      global_rng=d["global_rng"], meta=d["meta"], rounds=list(rounds),
-                     rounds_json=[json.dumps(r, separators=(",", ":")) for r in rounds])
+                     rounds_json=[json.dumps(r, separators=(",", ":")) for r in rounds], version=d["version"])
 
 
 def _span(rounds: list[Any]) -> str:
@@ -288,8 +288,6 @@ def load(path: str | Path) -> LoopState:
 
 def _verify_hash(text: str, path: str | Path) -> None:
     if not text.startswith(_HASH_HEAD):
-        if re.match(r'\s*\{\s*"version"\s*:\s*1\s*,', text):
-            return  # written before checkpoints carried a hash
         raise CheckpointError(f"resume={str(path)!r}: the checkpoint carries no content hash (edited or "
                               "not written by hpoflow); refusing to resume from it")
     expected = text[len(_HASH_HEAD):len(_HASH_HEAD) + _HASH_LEN]
@@ -310,7 +308,32 @@ class Checkpointer:
         return self.every >= 1 and round % self.every == 0
 
     def save(self, state: LoopState, status: str = "RUNNING") -> None:
-        state.meta = {**self.meta, "status": status}
+        state.meta = {**self.meta, "status": status, "folder": folder_identity(self.path)}
         save(self.path, state)
         if self.mirror is not None and status != "FINISHED":  # a finished run is never resumed
             self.mirror.upload(self.path)
+
+
+def folder_identity(path: str | Path) -> str:
+    """``<parent>/<folder>`` of a checkpoint file: its run folder's name with the one above (a run's date, a
+    sweep's unique folder), which is what binds a checkpoint to its run folder (moving the folder keeps it)."""
+    folder = Path(path).resolve().parent
+    return f"{folder.parent.name}/{folder.name}"
+
+
+def check_folder(state: LoopState, path: str | Path) -> None:
+    """Refuse a checkpoint that lies in another run's folder (copied or swapped in).
+
+    Raises:
+        CheckpointError: the checkpoint names another folder, or (version 3) names none.
+    """
+    recorded = state.meta.get("folder")
+    here = folder_identity(path)
+    if recorded is None:
+        if state.version >= 3:
+            raise CheckpointError(f"resume={str(path)!r}: the checkpoint names no run folder; refusing to resume")
+        return
+    if recorded != here:
+        raise CheckpointError(f"resume={str(path)!r}: this checkpoint belongs to the run folder {recorded!r} "
+                              f"(run {state.meta.get('run_id')}), not to {here!r}: it was copied or swapped in; "
+                              "resume the run from its own folder")

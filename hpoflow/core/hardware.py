@@ -1,6 +1,7 @@
 """Hardware target: device, dtype, threads; and seeding of Python, NumPy and torch."""
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +22,10 @@ class HardwareConfig:
             raise ValueError(f"hardware.device='{self.device}' is unknown; allowed: {', '.join(DEVICES)}")
         if self.dtype not in DTYPES:
             raise ValueError(f"hardware.dtype='{self.dtype}' is unknown; allowed: {', '.join(DTYPES)}")
-        if self.threads < 0:
-            raise ValueError(f"hardware.threads={self.threads} must be >= 0")
+        cpus = os.cpu_count() or 1
+        if not 0 <= self.threads <= cpus:
+            raise ValueError(f"hardware.threads={self.threads} is out of range; allowed: 0 (torch's default) to "
+                             f"{cpus} (this machine's CPUs)")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,11 @@ class Tracker(Protocol):
         """Buffer one round's metrics (step = record.round); implementations flush in batches."""
 
     def finish(self, status: RunStatus, summary: dict[str, Any], error: str | None = None) -> None:
-        """Flush everything, write artifacts, and set the run's final status."""
+        """Flush everything, write artifacts, and set the run's final status.
+
+        A tracker may also define ``fence() -> None``: the loop calls it before every checkpoint write, and it
+        raises if this process may no longer write the run (another process took it over).
+        """
 
 
 class NullTracker:
@@ -30,4 +34,7 @@ class NullTracker:
         pass
 
     def finish(self, status: RunStatus, summary: dict[str, Any], error: str | None = None) -> None:
+        pass
+
+    def fence(self) -> None:
         pass

@@ -52,17 +52,39 @@ def _table_md(frame: pd.DataFrame) -> str:
 
 
 def study_config(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The config the runs share (one value) and what the study varies, from the runs' params; git commits."""
+    """The config the runs share (one value) and what the study varies, from the runs' params; git commits.
+
+    A setting only some algorithms have (``algo.xi``, ``surrogate.*`` of the model-based ones) is marked
+    "only <algorithms>" instead of being listed as shared by all.
+    """
     rows = []
+    algos = runs.get("tags.algo", pd.Series(["?"] * len(runs), index=runs.index)).astype(str)
     for col in sorted(c for c in runs.columns if c.startswith("params.")):
-        values = sorted({str(v) for v in runs[col].dropna()})
+        present = runs[col].notna()
+        values = sorted({str(v) for v in runs.loc[present, col]})
         if not values:
             continue
         shown = ", ".join(values) if len(values) <= MAX_CONFIG_VALUES else f"{len(values)} values"
-        rows.append({"setting": col.removeprefix("params."), "value": shown,
-                     "varies": "swept" if len(values) > 1 else ""})
+        varies = "swept" if len(values) > 1 else ""
+        if not present.all():
+            varies = "; ".join(filter(None, [varies, "only " + ", ".join(sorted(set(algos[present])))]))
+        rows.append({"setting": col.removeprefix("params."), "value": shown, "varies": varies})
     commits = sorted({str(v) for v in runs.get("tags.git_commit", pd.Series(dtype=object)).dropna()})
     return pd.DataFrame(rows, columns=["setting", "value", "varies"]), commits
+
+
+def order_note(first_by_rank: str, first_by_mean: str, tied: bool = False) -> str:
+    """Why the diagram's order (mean rank) can differ from the table's mean normalised regret."""
+    if tied:
+        lead = (f"Here {first_by_mean} has the lowest mean normalised regret but ties on mean rank with "
+                f"{first_by_rank}: ")
+    elif first_by_rank != first_by_mean:
+        lead = f"Here {first_by_rank} ranks first and {first_by_mean} has the lowest mean normalised regret: "
+    else:
+        lead = "The order here differs from the table's mean normalised regret: "
+    return (lead + "the diagram averages each method's rank within every (task, seed) block, so it counts how "
+            "often a method wins, not by how much, while the table averages the regret itself, so a few large "
+            "losses (or wins) move the mean but change a rank by at most one place.")
 
 
 def _data_profiles(norm: st.Normalised, runs: pd.DataFrame, out: Path, blocks: list[Block],
@@ -122,6 +144,10 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
         figures += cd_paths
         text = cd_caption(cd.method, cd.friedman_p, cd.n_blocks, len(cd.mean_ranks))
         order = list(cd.mean_ranks.sort_values(kind="stable").index)
+        by_mean = list(ov.sort_values("mean", kind="stable")["algo"])
+        if [a for a in by_mean if a in order] != order:
+            tied = abs(cd.mean_ranks[order[0]] - cd.mean_ranks.get(by_mean[0], float("inf"))) < 1e-12
+            text += " " + order_note(order[0], by_mean[0], tied)
         pairs = cd.pvalues.loc[order, order].map(lambda p: f"{p:.3g}")
         for a in order:
             pairs.loc[a, a] = "—"
@@ -217,7 +243,9 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
                Table(config)]
     blocks[1:1] = [Text(w, "warning") for w in norm.warnings if Text(w, "warning") not in blocks]  # CD's
     html_path, md_path = out / "report.html", out / "report.md"
-    html_path.write_text(to_html(blocks, TITLE))
-    md_path.write_text(to_markdown(blocks, TITLE))
+    from hpoflow.store.params import mask_secrets
+
+    html_path.write_text(mask_secrets(to_html(blocks, TITLE)))  # the selection names the store's URI
+    md_path.write_text(mask_secrets(to_markdown(blocks, TITLE)))
     csv_path = write_summary_csv(out / "summary.csv", summaries, norm)
     return Built(html_path, md_path, csv_path, figures + more, list(norm.warnings), "\n".join(printed))

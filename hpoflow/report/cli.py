@@ -82,6 +82,32 @@ def _flag(value: Any, name: str, default: bool) -> bool:
     return text == "true"
 
 
+def _quiet_solvers() -> None:
+    """statsmodels' power solver warns when it leaves its bracket (a huge effect); the report then says 2 seeds
+    suffice (``statistics.seeds_needed``), so the warning above the tables tells the reader nothing."""
+    import warnings
+
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+
+
+def _probe(uri: str) -> str | None:
+    """One line if the store cannot be opened or reached (with the CLI's short HTTP retries), else None."""
+    from hpoflow.runner.build import first_line
+    from hpoflow.store.backend import make_client, retry, sqlite_path
+    from hpoflow.store.params import mask_secrets
+
+    if sqlite_path(uri) is not None:  # a file: loading reports a missing or empty one itself
+        return None
+    try:
+        client = make_client(uri)
+        retry(lambda: client.search_experiments(max_results=1))
+    except Exception as exc:  # noqa: BLE001 - unreachable server, unreadable file: one line, exit 2
+        return f"tracking.uri={mask_secrets(uri)!r}: cannot read the MLflow store ({first_line(exc)})"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
@@ -110,7 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
-    uri = tracking.get("uri") or default_uri()
+    uri = str(tracking.get("uri") or default_uri())
+    unreachable = _probe(uri)
+    if unreachable:
+        print(f"Error: {unreachable}", file=sys.stderr)
+        return 2
     experiment, sweep_id = tracking.get("experiment"), report.get("sweep_id")
     parent = report.get("parent_run_id")
     if cfg.get("experiment"):  # a study: its paper table, then the statistics over its MLflow experiment
@@ -128,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             (Path(report.get("out") or "report") / f"{cfg.experiment}.txt").write_text(table + "\n")
     tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
     out = Path(report.get("out") or "report")
+    _quiet_solvers()
     try:
         data = load_study(uri, experiment=experiment, sweep_id=sweep_id, parent_run_id=parent, tags=tags,
                           include_failed=include_failed)

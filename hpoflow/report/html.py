@@ -1,7 +1,7 @@
 """The report as a list of blocks, rendered twice: ``report.md`` (figures linked) and ``report.html`` (one
 self-contained page: figures embedded as base64 PNG, so it opens anywhere, including as an MLflow artifact).
 
-Table cells may use ``**bold**``; everything else is plain text (escaped in HTML).
+Table cells may use ``**bold**`` and ```code```; everything else is plain text (escaped in HTML).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 BOLD = re.compile(r"\*\*(.+?)\*\*")
+CODE = re.compile(r"`([^`]+)`")  # a run id in a Markdown code span
 STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f3f3f3}figure{margin:1em 0}img{max-width:100%}figcaption,.caption{color:#555;font-size:.92em}
@@ -74,7 +75,7 @@ def to_markdown(blocks: list[Block], title: str) -> str:
 
 
 def _html_cell(v: object) -> str:
-    return BOLD.sub(r"<b>\1</b>", html.escape(str(v)))
+    return CODE.sub(r"<code>\1</code>", BOLD.sub(r"<b>\1</b>", html.escape(str(v))))
 
 
 def to_html(blocks: list[Block], title: str) -> str:

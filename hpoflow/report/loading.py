@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpoflow.store.params import mask_secrets
 from hpoflow.store.sweeps import KIND_TAG, PARENT_TAG, SUPERSEDED_TAG
 
 TASK_PARAM_PREFIX = "task."
@@ -330,7 +331,7 @@ def load_study(uri: str, *, experiment: str | Iterable[str] | None = None, sweep
     ids = list(runs["run_id"])
     long = _curves_sql(store, ids, keys) if store is not None else _curves_client(client, runs, keys)
     curves = _curves_table(long)
-    selection = (f"store {uri}; experiment {experiment or 'all'}; sweep {sweep_id or 'any'}; "
+    selection = (f"store {mask_secrets(uri)}; experiment {experiment or 'all'}; sweep {sweep_id or 'any'}; "
                  f"parent {parent_run_id or 'any'}; tags {tags or 'any'}; "
                  f"{'FINISHED and FAILED/KILLED' if include_failed else 'FINISHED'} runs")
     return StudyData(runs, curves, parents, uri, selection)

@@ -68,9 +68,9 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
             tracker.add_artifact_writer(surrogate_artifact_writer(algorithm, task))
     checkpointer = None
     if checkpoint_path:
-        from hpoflow.store.params import redact_tree
+        from hpoflow.store.params import mask_text, redact_tree
 
-        meta = {"config": redact_tree(s.raw), "config_text": mask_secrets(config_text),
+        meta = {"config": redact_tree(s.raw), "config_text": mask_text(config_text),
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
@@ -161,7 +161,7 @@ def _task(s: Settings) -> Task:
     except ConfigError:
         raise
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"task: {exc}") from None
+        raise ConfigError(str(exc) if str(exc).startswith("task.") else f"task: {exc}") from None
     try:
         check_task(s.task, task)
     except ValueError as exc:

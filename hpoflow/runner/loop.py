@@ -229,7 +229,7 @@ class Loop:
         self.tracker.log(record, metrics)
         self.state.add(record, metrics, None if s is None else s.x, outcome)
         if self.checkpoint is not None and self.checkpoint.due(record.round):
-            save(self.checkpoint, self.state, self.book, self.algorithm, self.task, metrics["wall_time"])
+            self._save(metrics["wall_time"])
         if self.on_round is not None:
             self.on_round(record, metrics)
         self.round = record.round + 1
@@ -237,14 +237,34 @@ class Loop:
             raise ObjectiveError(f"round {record.round}: {record.error}")
         return record
 
+    def _save(self, wall_time: float, status: str = "RUNNING") -> None:
+        """Write the checkpoint, after the tracker's fence: a writer that lost its run writes no file either."""
+        assert self.checkpoint is not None
+        fence = getattr(self.tracker, "fence", None)
+        if status != "FINISHED" and callable(fence):
+            fence()  # raises (LeaseLost, StoreLost) if another process took the run over, or the store is gone
+        save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status)
+
     def finish(self) -> RunResult:
-        """End the run as FINISHED: the tracker writes the summary, the checkpoint says FINISHED."""
+        """End the run as FINISHED: the tracker writes the summary, the checkpoint says FINISHED.
+
+        The checkpoint is marked FINISHED only after the tracker's ``finish`` returned, i.e. after the store
+        holds every round and says FINISHED; if the tracker raises (the store was lost in the last flush
+        interval, the run was taken over), the checkpoint keeps every round as RUNNING, so the run can be
+        resumed, and the exception propagates (the CLI exits non-zero).
+        """
         summary = self.book.summary()
+        if self.checkpoint is not None and self.state.records and not self.checkpoint.due(self.state.round):
+            with self.guard():  # the last rounds, not yet saved: resumable whatever happens to the store now
+                self._save(time.perf_counter() - self._start)
+        try:
+            self.tracker.finish(RunStatus.FINISHED, summary)
+        except BaseException:
+            self.status = RunStatus.FAILED  # the tracker wrote nothing more (see MlflowTracker.finish)
+            raise
         self.status = RunStatus.FINISHED
-        self.tracker.finish(RunStatus.FINISHED, summary)
         if self.checkpoint is not None:
-            save(self.checkpoint, self.state, self.book, self.algorithm, self.task,
-                 time.perf_counter() - self._start, status="FINISHED")
+            self._save(time.perf_counter() - self._start, status="FINISHED")
         return self.result()
 
     def result(self) -> RunResult:

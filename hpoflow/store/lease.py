@@ -13,6 +13,15 @@ server the claimant waits ``settle_s`` and reads its claim back (of two racing c
 write landed last wins; the other raises :class:`LeaseHeld`). A writer whose lease was taken over anyway
 notices it at its next heartbeat and stops writing (:class:`LeaseLost`).
 
+Fencing: every claim increments the run's lease *epoch* (tag ``hpoflow.lease.epoch``, kept when the lease is
+released), and the writer checks its (owner, epoch) with :meth:`Heartbeat.fence` before every metric flush and
+every checkpoint write. A writer that was paused (``kill -STOP``) while another process took the run over
+therefore finds the new epoch at its first write after ``kill -CONT`` and raises :class:`LeaseLost` instead of
+writing. The check reads the store only when the writer's own last heartbeat is older than half the grace
+period (before that no one can have taken the run over), so a healthy writer pays nothing for it. What no
+lease on MLflow can close: a writer paused *between* the check and the write (one store call) may still land
+that single write, since MLflow has no conditional write.
+
 Written by hand because MLflow has no run lease; the design follows Optuna's heartbeat
 (``heartbeat_interval``, ``grace_period``, ``fail_stale_trials``).
 
@@ -37,7 +46,8 @@ from typing import Any
 
 PREFIX = "hpoflow.lease."
 OWNER, HOST, PID, HEARTBEAT, INTERVAL = (PREFIX + k for k in ("owner", "host", "pid", "heartbeat", "interval_s"))
-TAGS = (OWNER, HOST, PID, HEARTBEAT, INTERVAL)
+TAGS = (OWNER, HOST, PID, HEARTBEAT, INTERVAL)  # dropped on release
+EPOCH = PREFIX + "epoch"  # the fencing token: +1 at every claim, kept on release
 DEFAULT_HEARTBEAT_S = 10.0
 MIN_GRACE_S = 30.0  # a loaded machine may delay a heartbeat by seconds: never call a writer dead sooner
 SERVER_SETTLE_S = 2.0  # claim-then-verify wait on a server store (a SQLite store uses a file lock instead)
@@ -84,11 +94,13 @@ class Lease:
     pid: int
     heartbeat: float
     interval_s: float = DEFAULT_HEARTBEAT_S
+    epoch: int = 1
 
     @classmethod
-    def mine(cls, interval_s: float = DEFAULT_HEARTBEAT_S, owner: str | None = None) -> Lease:
+    def mine(cls, interval_s: float = DEFAULT_HEARTBEAT_S, owner: str | None = None, epoch: int = 1) -> Lease:
         """A fresh lease for this process (a new random owner id unless ``owner`` is given)."""
-        return cls(owner or uuid.uuid4().hex, socket.gethostname(), os.getpid(), time.time(), float(interval_s))
+        return cls(owner or uuid.uuid4().hex, socket.gethostname(), os.getpid(), time.time(), float(interval_s),
+                   epoch)
 
     @classmethod
     def from_tags(cls, tags: dict[str, str]) -> Lease | None:
@@ -97,13 +109,13 @@ class Lease:
             return None
         try:
             return cls(tags[OWNER], tags.get(HOST, ""), int(tags.get(PID, "0")), float(tags.get(HEARTBEAT, "0")),
-                       float(tags.get(INTERVAL, DEFAULT_HEARTBEAT_S)))
+                       float(tags.get(INTERVAL, DEFAULT_HEARTBEAT_S)), epoch_of(tags))
         except ValueError:
             return None
 
     def tags(self) -> dict[str, str]:
         return {OWNER: self.owner, HOST: self.host, PID: str(self.pid), HEARTBEAT: f"{self.heartbeat:.3f}",
-                INTERVAL: repr(self.interval_s)}
+                INTERVAL: repr(self.interval_s), EPOCH: str(self.epoch)}
 
     def age(self, now: float | None = None) -> float:
         """Seconds since the last heartbeat."""
@@ -121,6 +133,14 @@ class Lease:
 
     def describe(self, now: float | None = None) -> str:
         return f"owner {self.owner[:8]} (pid {self.pid} on {self.host}, last heartbeat {self.age(now):.0f} s ago)"
+
+
+def epoch_of(tags: dict[str, str]) -> int:
+    """The run's lease epoch (0: never claimed by an epoch-aware writer; an unreadable tag counts as 0)."""
+    try:
+        return int(tags.get(EPOCH, "0"))
+    except ValueError:
+        return 0
 
 
 def read_lease(client: Any, run_id: str) -> Lease | None:
@@ -153,11 +173,11 @@ def acquire(client: Any, run_id: str, interval_s: float = DEFAULT_HEARTBEAT_S, g
     """
     from hpoflow.store.backend import retry, sqlite_path
 
-    mine = Lease.mine(interval_s, owner)
     with _store_lock(client):
         run = retry(lambda: client.get_run(run_id))
         if run.info.status == "FINISHED":
             raise RunFinished(f"run {run_id} is FINISHED; a finished run is never re-opened (start a new run)")
+        mine = Lease.mine(interval_s, owner, epoch_of(run.data.tags) + 1)
         held = Lease.from_tags(run.data.tags)
         if held is not None and held.owner != mine.owner and held.alive(grace_s=grace_s):
             raise LeaseHeld(f"run {run_id} is being written by {held.describe()}; wait for it to end, or stop it "
@@ -168,7 +188,7 @@ def acquire(client: Any, run_id: str, interval_s: float = DEFAULT_HEARTBEAT_S, g
     if settle > 0:
         time.sleep(settle)
         now = read_lease(client, run_id)
-        if now is None or now.owner != mine.owner:
+        if now is None or (now.owner, now.epoch) != (mine.owner, mine.epoch):
             raise LeaseHeld(f"run {run_id} was taken over at the same moment by "
                             f"{now.describe() if now else 'another process'}")
     return mine
@@ -205,6 +225,7 @@ class Heartbeat:
     def __init__(self, client: Any, run_id: str, lease: Lease, check: Callable[[], None] | None = None) -> None:
         self.client, self.run_id, self.lease, self.check = client, run_id, lease, check
         self.error: BaseException | None = None
+        self.beat_at = time.monotonic()  # when the heartbeat time now in the store was taken (Lease.mine/beat)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"hpoflow-heartbeat-{run_id[:8]}", daemon=True)
 
@@ -225,15 +246,34 @@ class Heartbeat:
         """One heartbeat (also callable directly, e.g. from a test)."""
         if self.check is not None:
             self.check()
-        held = read_lease(self.client, self.run_id)
-        if held is None or held.owner != self.lease.owner:
-            raise LeaseLost(f"run {self.run_id} was taken over by "
-                            f"{held.describe() if held else 'another process (lease removed)'}; this process "
-                            "stopped writing to it")
-        self.lease = Lease(self.lease.owner, self.lease.host, self.lease.pid, time.time(), self.lease.interval_s)
+        self._verify()
+        started = time.monotonic()
+        self.lease = Lease(self.lease.owner, self.lease.host, self.lease.pid, time.time(), self.lease.interval_s,
+                           self.lease.epoch)
         from hpoflow.store.backend import retry
 
         retry(lambda: self.client.set_tag(self.run_id, HEARTBEAT, f"{self.lease.heartbeat:.3f}"))
+        self.beat_at = started
+
+    def _verify(self) -> None:
+        held = read_lease(self.client, self.run_id)
+        if held is None or (held.owner, held.epoch) != (self.lease.owner, self.lease.epoch):
+            self.error = LeaseLost(f"run {self.run_id} was taken over by "
+                                   f"{held.describe() if held else 'another process (lease removed)'} (lease epoch "
+                                   f"{held.epoch if held else '?'}, this process held {self.lease.epoch}); this "
+                                   "process stopped writing to it")
+            raise self.error
+
+    def fence(self) -> None:
+        """Raise :class:`LeaseLost` unless this process still holds the lease: called before every write.
+
+        Reads the store only when the last heartbeat written is older than half the grace period: until
+        then the lease cannot have been taken over (a claimant needs a heartbeat older than the grace).
+        """
+        self.raise_if_failed()
+        if time.monotonic() - self.beat_at < grace_for(self.lease.interval_s) / 2:
+            return
+        self._verify()
 
     def _run(self) -> None:
         failures = 0

@@ -42,6 +42,12 @@ class MlflowTracker:
     ``finish``, refreshed every ``heartbeat_s`` seconds; continuing a run whose lease is alive raises
     ``LeaseHeld``, a FINISHED one ``RunFinished``. Before each batch the store's health is checked: a SQLite
     file that vanished or became read-only raises ``StoreLost``; then nothing more is written.
+
+    Fencing: before every batch (and, through :meth:`fence`, before every checkpoint write) the writer checks
+    that it still holds the lease at its epoch (``lease.Heartbeat.fence``); a writer that was paused while
+    another process took the run over raises ``LeaseLost`` and writes nothing more, not even a status.
+    ``finish(FINISHED)`` returns only once the store holds every round and says FINISHED; otherwise it raises
+    ``StoreLost`` (or ``LeaseLost``), so that the caller never reports success for a run the store lost.
     """
 
     def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 100,
@@ -52,6 +58,7 @@ class MlflowTracker:
         self.plots = plots
         self.client = make_client(uri)
         self.run_id: str | None = run_id
+        self.experiment_id: str | None = None
         self._buffer: list[Any] = []
         self._rows: list[dict[str, Any]] = []
         self._rounds_since_flush = 0
@@ -65,6 +72,7 @@ class MlflowTracker:
         self.health = StoreHealth(uri)
         self._heartbeat: leases.Heartbeat | None = None
         self._lease: leases.Lease | None = None
+        self._lost: BaseException | None = None  # LeaseLost / StoreLost once seen: nothing more is written
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
@@ -79,6 +87,7 @@ class MlflowTracker:
             self._lease = leases.acquire(self.client, run_id, self.heartbeat_s,  # LeaseHeld, RunFinished
                                          grace_s=0.0 if self.take_over else None)
             self._start_heartbeat()
+            self.experiment_id = retry(lambda: self.client.get_run(run_id)).info.experiment_id
             history = retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))
             self._stored_steps = {m.step for m in history}
             retry(lambda: self.client.update_run(run_id, status="RUNNING"))
@@ -88,6 +97,7 @@ class MlflowTracker:
                 retry(lambda: self.client.delete_tag(run_id, "error"))  # the earlier crash is over
             return
         exp_id = get_or_create_experiment(self.client, self.experiment, artifact_location(self.uri))
+        self.experiment_id = exp_id
         self._lease = leases.Lease.mine(self.heartbeat_s)
         run_tags = {**{k: mask_secrets(str(v)) for k, v in tags.items()}, **self._lease.tags()}
         run = retry(lambda: self.client.create_run(exp_id, tags=run_tags, run_name=self.run_name))
@@ -105,14 +115,36 @@ class MlflowTracker:
         self._heartbeat = leases.Heartbeat(self.client, self.run_id, self._lease, check=self.health.check).start()
 
     def _check(self) -> None:
-        """Raise if the heartbeat lost the lease or the store; check the store's file now."""
-        if self._heartbeat is not None:
-            self._heartbeat.raise_if_failed()
-        self.health.check()
+        """Raise if the lease or the store is lost (the heartbeat's finding, the fence, the store's file)."""
+        if self._lost is not None:
+            raise self._lost
+        try:
+            if self._heartbeat is not None:
+                self._heartbeat.fence()
+            self.health.check()
+        except (leases.LeaseLost, StoreLost) as exc:
+            self._lost = exc
+            raise
+
+    def fence(self) -> None:
+        """Raise ``LeaseLost`` if another process took the run over (called before each checkpoint write).
+
+        A lost store does not stop the checkpoint: it is then the only copy of the last rounds.
+        """
+        if isinstance(self._lost, leases.LeaseLost):
+            raise self._lost
+        if self._heartbeat is not None and not self._finished:
+            try:
+                self._heartbeat.fence()
+            except leases.LeaseLost as exc:
+                self._lost = exc
+                raise
 
     def log(self, record: Record, metrics: dict[str, float]) -> None:
         from mlflow.entities import Metric
 
+        if self._lost is not None:
+            raise self._lost
         if self._heartbeat is not None:
             self._heartbeat.raise_if_failed()
         if record.round not in self._stored_steps:
@@ -154,19 +186,24 @@ class MlflowTracker:
         self._last_flush = time.monotonic()
 
     def finish(self, status: RunStatus, summary: dict[str, Any], error: str | None = None) -> None:
+        """Write the last metrics, final tags and artifacts, then the status.
+
+        Raises:
+            LeaseLost, StoreLost: only for ``FINISHED``: another process took the run over, or the store was
+                lost or does not hold every round afterwards (a FAILED/KILLED end, already raising, stays quiet).
+                Nothing is written once either is known.
+        """
         if self.run_id is None or self._finished:
             return
         self._finished = True
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
-            lost = self._heartbeat.error
-            self._heartbeat = None  # its other errors (a flaky server) must not stop the final writes
-            if isinstance(lost, (leases.LeaseLost, StoreLost)):
-                return  # another process writes this run now, or the store is gone: write nothing
         try:
-            self.health.check()
-        except StoreLost:
-            return
+            self._check()  # fence + store health, while the heartbeat still runs (its findings count)
+        except (leases.LeaseLost, StoreLost):
+            self._stop_heartbeat()
+            if status is RunStatus.FINISHED:
+                raise
+            return  # another process writes this run now, or the store is gone: write nothing
+        self._stop_heartbeat()  # its other errors (a flaky server) must not stop the final writes
         terminated = False
         try:
             tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret")
@@ -182,11 +219,40 @@ class MlflowTracker:
                 retry(lambda: self.client.set_terminated(self.run_id, status=status.value))  # leave it RUNNING
             if self.artifacts:
                 self._write_artifacts(summary)
-        finally:
-            if not terminated:
+            if status is RunStatus.FINISHED:
                 retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
-            if self._lease is not None:
+                terminated = True
+                self._verify_finished()
+        except (leases.LeaseLost, StoreLost):
+            if status is RunStatus.FINISHED:
+                raise
+            return
+        finally:
+            if not terminated and self._lost is None:
+                retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
+            if self._lease is not None and self._lost is None:
                 leases.release(self.client, self.run_id, self._lease)
+
+    def _stop_heartbeat(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+        self._heartbeat = None
+
+    def _verify_finished(self) -> None:
+        """After the last write: the store is still the same file, holds every round, and says FINISHED."""
+        try:
+            self.health.check()  # a SQLite file removed in the last flush interval took the writes with it
+        except StoreLost as exc:
+            self._lost = exc
+            raise
+        run_id = self.run_id
+        expected = {row["round"] for row in self._rows if row.get("query_cost") is not None}
+        stored = {m.step for m in retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))}
+        status = retry(lambda: self.client.get_run(run_id)).info.status
+        if not expected <= stored or status != RunStatus.FINISHED.value:
+            self._lost = StoreLost(f"the final flush of run {run_id} was not stored (the store holds "
+                                   f"{len(stored & expected)} of {len(expected)} rounds, status {status})")
+            raise self._lost
 
     # -- artifacts ----------------------------------------------------------------------------
     def add_artifact_writer(self, writer: Callable[[Path], list[Path]]) -> None:

@@ -10,23 +10,64 @@ import re
 from pathlib import Path
 from typing import Any
 
-SECRET_KEY = re.compile(r"(password|passwd|passphrase|token|secret|credential|(^|_)pwd$|(^|_)auth($|_)"
-                        r"|(^|_|api|access|private)key$)", re.IGNORECASE)
-URI_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^:/@\s]+:)?[^/\s]+@", re.IGNORECASE)
+SECRET_KEY = re.compile(r"(password|passwd|passphrase|passcode|token|secret|credential|authoriz|bearer|webhook"
+                        r"|(^|[_-])(pwd|pat|pass|sig|signature)$|(^|[_-])auth($|[_-])"
+                        r"|(^|[_\-]|api|access|private)key$)", re.IGNORECASE)
+# scheme://[user:]password@ -- also as Hydra writes it in its run files (``http\://user\:pw@``)
+URI_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.-]*\\*:\\*/\\*/)((?:[^:/@\s\\]|\\(?!\\*:))+\\*:)?[^/\s@]+@",
+                             re.IGNORECASE)
+QUERY_SECRET = re.compile(  # an Azure SAS ``sig=``, an OAuth ``access_token=`` in a URL
+    r"([?&;](?:sig|signature|token|access_token|api[_-]?key|key|code|password|secret)=)[^&#\s'\"]+", re.IGNORECASE)
+WEBHOOK = re.compile(r"(https?://(?:hooks\.slack\.com/(?:services|workflows)|discord(?:app)?\.com/api/webhooks"
+                     r"|[\w.-]*\.webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/)[^\s'\",]+",
+                     re.IGNORECASE)
+BEARER = re.compile(r"\b(bearer|basic(?=\s+[A-Za-z0-9+/]{12,}={0,2}(?![\w+/])))(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}",
+                    re.IGNORECASE)  # an HTTP Authorization header's credentials
 REDACTED = "***"
 YAML_ENTRY = re.compile(r"^(\s*(?:-\s+)?)([\w.-]+)(:[ \t]+)(\S[^\n]*)$", re.MULTILINE)
+COLON_ENTRY = re.compile(r"(?<![\w.-])([\w.-]+)(\s*:\s+|\s*:(?=[\"']))(?!\*\*\*|'\*\*\*')([^\s,;)\]}]+)")
+HYDRA_PLACEHOLDERS = ("[value1,value2]", "\\'value1,value2\\'", "'value1,value2'", "value1,value2")
 MAX_VALUE_LEN = 6000  # MLflow's limit on a param value
 
 
-ASSIGNMENT = re.compile(r"([\w.-]+)=([^,\s'\"]+)")
+ASSIGNMENT = re.compile(r"([\w.-]+)=((?:\[[^\]\s]*\]?)|\\?'[^'\s]*'?|[^,\s'\"]+)")
+
+
+def is_secret_key(key: str) -> bool:
+    """A key whose value is never written: its last dotted part looks like a password, token, key, signature..."""
+    return bool(SECRET_KEY.search(str(key).rsplit(".", 1)[-1]))
 
 
 def mask_secrets(text: str) -> str:
-    """``text`` with every URI's userinfo password (a lone user name taken as a token) and the value of every
-    secret-looking ``key=value`` (``tracking.password=x``, as in Hydra's override lists) replaced by ``***``."""
+    """``text`` with every secret replaced by ``***``: the one masking function for everything hpoflow prints or
+    writes (and, through :mod:`hpoflow.store.output_masking`, everything its libraries print and log).
+
+    Masked: a URI's userinfo password (a lone user name taken as a token; Hydra's ``http\\://u\\:pw@`` too),
+    secret query parameters (``sig=``, ``access_token=``), webhook URLs, ``Bearer <token>``, and the value of a
+    secret-looking key written ``key=value`` (Hydra's overrides), ``key: value`` (YAML, headers) or in a list
+    (``key=[a,b]``). Hydra's own placeholder hint (``key=[value1,value2]``) is left as it is.
+    """
     text = URI_CREDENTIALS.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}{REDACTED}@", text)
-    return ASSIGNMENT.sub(lambda m: f"{m.group(1)}={REDACTED}" if SECRET_KEY.search(m.group(1).rsplit(".", 1)[-1])
-                          else m.group(0), text)
+    text = QUERY_SECRET.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = WEBHOOK.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+
+    def assignment(m: re.Match[str]) -> str:
+        value = m.group(2)
+        if not is_secret_key(m.group(1)) and value.startswith("["):  # a list under a plain key: its items
+            return f"{m.group(1)}={ASSIGNMENT.sub(assignment, value)}"
+        if not is_secret_key(m.group(1)) or value in HYDRA_PLACEHOLDERS or value.strip("'\\[]") == REDACTED:
+            return m.group(0)
+        return f"{m.group(1)}=[{REDACTED}]" if value.startswith("[") else f"{m.group(1)}={REDACTED}"
+
+    def colon(m: re.Match[str]) -> str:
+        value = m.group(3).strip("'\"")
+        if (not is_secret_key(m.group(1)) or value in ("", "null", "None", REDACTED) or m.group(1).lower() == "key"
+                or value.lower() in ("bearer", "basic")):  # a header's scheme: its credentials are masked above
+            return m.group(0)
+        return f"{m.group(1)}{m.group(2)}'{REDACTED}'"
+
+    return COLON_ENTRY.sub(colon, ASSIGNMENT.sub(assignment, text))
 
 
 def flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -43,7 +84,7 @@ def flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def redact_value(key: str, value: Any) -> Any:
     """``***`` for a secret-looking key; a password inside a URI (``scheme://user:pw@host``) becomes ``***``."""
-    if SECRET_KEY.search(key.rsplit(".", 1)[-1]) and value not in (None, ""):
+    if is_secret_key(key) and value not in (None, ""):
         return REDACTED
     if isinstance(value, str):
         return mask_secrets(value)
@@ -70,6 +111,16 @@ def to_mlflow_params(config: dict[str, Any]) -> dict[str, str]:
     return {k: mask_secrets(str(v))[:MAX_VALUE_LEN] for k, v in redact(flatten(config)).items()}
 
 
+def mask_text(text: str) -> str:
+    """:func:`mask_secrets` for a whole YAML document: a secret-looking key's value becomes ``'***'`` even when it
+    is a lone word on its line (``password: x``, a list item ``- token: y``)."""
+    def entry(m: re.Match[str]) -> str:
+        secret = is_secret_key(m.group(2)) and m.group(4).strip() not in ("null", "''", '""', f"'{REDACTED}'")
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}'{REDACTED}'" if secret else m.group(0)
+
+    return YAML_ENTRY.sub(entry, mask_secrets(text))
+
+
 def redact_text_file(path: str | Path) -> bool:
     """Mask the secrets in a text file (e.g. Hydra's ``.hydra/*.yaml``) in place; True if it changed.
 
@@ -84,11 +135,7 @@ def redact_text_file(path: str | Path) -> bool:
         text = path.read_text()
     except OSError:
         return False
-    def entry(m: re.Match[str]) -> str:
-        secret = SECRET_KEY.search(m.group(2)) and m.group(4).strip() not in ("null", "''", '""', f"'{REDACTED}'")
-        return f"{m.group(1)}{m.group(2)}{m.group(3)}'{REDACTED}'" if secret else m.group(0)
-
-    masked = YAML_ENTRY.sub(entry, mask_secrets(text))
+    masked = mask_text(text)
     if masked == text:
         return False
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -82,13 +82,14 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
     ``_target_`` are only rebuilt from a checkpoint named by path, never from one found through an MLflow tag.
     """
     from hpoflow.config.settings import ConfigError, validate
-    from hpoflow.core.checkpoint import load
+    from hpoflow.core.checkpoint import check_folder, load
     from hpoflow.store.backend import default_uri
     from hpoflow.store.resume_guard import differing_override, redacted_keys, secret_overrides, verify_store
 
     try:
         path = locate(resume, uri or default_uri())
         state = load(path)
+        check_folder(state, path)
     except CheckpointError as exc:
         raise ConfigError(str(exc)) from None
     raw = dict(state.meta.get("config") or {})
@@ -113,10 +114,13 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
     settings = validate(raw)
     if settings.tracking.enabled:
         try:
-            verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every,
-                         take_over=take_over)
+            stored = verify_store(state, str(settings.tracking.uri or default_uri()), settings.checkpoint_every,
+                                  take_over=take_over)
         except CheckpointError as exc:
             raise ConfigError(f"resume={resume!r}: {exc}") from None
+        if stored == "FINISHED" and state.meta.get("status") != "FINISHED":
+            state.meta["status"] = "FINISHED"  # every round of the checkpoint is in the store, which says FINISHED
+            state.meta["finished_by"] = "store"
     return settings, state, str(path)
 
 

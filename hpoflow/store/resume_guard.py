@@ -109,8 +109,12 @@ def verify_store(state: LoopState, uri: str, every: int, take_over: bool = False
     status = run.info.status
     if status == "FINISHED":
         if state.meta.get("status") != "FINISHED":
-            raise CheckpointError(f"run {run_id} is FINISHED in the store but this checkpoint stops at round "
-                                  f"{state.round} (an older copy?): a finished run is never re-opened")
+            n_stored = len(retry(lambda: client.get_metric_history(run_id, STEP_MARKER)))
+            if n_stored == state.round:  # the writer stopped between the store's FINISHED and its checkpoint's
+                return status
+            raise CheckpointError(f"run {run_id} is FINISHED in the store with {n_stored} rounds but this checkpoint "
+                                  f"stops at round {state.round} (an older copy of the run folder?): a finished "
+                                  "run is never re-opened")
         return status
     lease = read_lease(client, run_id)
     if status == "RUNNING" and lease is not None and lease.alive() and not take_over:

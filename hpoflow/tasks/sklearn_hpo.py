@@ -95,6 +95,16 @@ def _go_ucb_estimator(model: str, config: dict[str, Any], seed: int) -> Any:
     return GradientBoostingClassifier(**config, random_state=seed)
 
 
+def check_folds(folds: int, dataset: str, y: Any, regression: bool) -> None:
+    """Refuse more CV folds than the data can split: samples (regression), or the smallest class (stratified)."""
+    n = len(y)
+    most = n if regression else int(np.unique(y, return_counts=True)[1].min())
+    if folds > most:
+        what = f"{n} samples" if regression else f"{n} samples, smallest class {most}"
+        raise ValueError(f"task.folds={folds} is more than dataset '{dataset}' can split ({what}); "
+                         f"allowed: 2 to {most}")
+
+
 class SklearnTask(Task):
     """Tune one scikit-learn model on one bundled dataset by k-fold CV accuracy (classification) or R² (regression)."""
 
@@ -110,6 +120,7 @@ class SklearnTask(Task):
             raise ValueError(f"task.model='{model}' is unknown; allowed: {', '.join(MODELS)}")
         self.X, self.y = load_dataset(dataset)
         self.regression = dataset in REGRESSION
+        check_folds(folds, dataset, self.y, self.regression)
         self.space = suite_space(model, space, self.regression)
         self.name, self.dataset, self.model, self.space_name = name, dataset, model, space
         self.folds, self.seed, self.noise_std = folds, seed, noise_std

@@ -208,6 +208,9 @@ def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tu
                      val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
                      path: str = "", steps_scale: float = 1.0, seed: int = 0) -> TrainingTask:
     """Registry factory of digits_cnn / digits_mlp (the architecture is the name's suffix)."""
+    if path:
+        raise ValueError(f"task.path={path!r} is not read by {name}: it trains on scikit-learn's bundled digits "
+                         "(leave task.path empty; mnist_cnn is the task that reads a local folder)")
     split = load_digits_split(seed, val_fraction, test_fraction)
     return TrainingTask(name, split, name.rsplit("_", 1)[1], _inner(inner_steps, steps_scale), batch_size, tuple(tune),
                         _fixed(lr, momentum, weight_decay, width), max_loss, seed)
