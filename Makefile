@@ -27,5 +27,5 @@ run: $(BIN)/.installed  ## the main job on the embedded MLflow store (override w
 test: $(BIN)/.installed  ## the whole test suite, what CI runs (all but -m slow), one test file per xdist worker
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
-test-fast: $(BIN)/.installed  ## the inner loop: no slow, cli or browser tests, in this process
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow and not cli and not browser"
+test-fast: $(BIN)/.installed  ## the inner loop: no slow, cli, browser or integration tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) -m "not slow and not cli and not browser and not integration"

@@ -15,6 +15,8 @@ from hpoflow.api import run_config
 from hpoflow.config import registry
 from hpoflow.config.schema import CONF_DIR, register_configs
 
+pytestmark = pytest.mark.integration  # many jobs composed or run in-process: make test, not test-fast
+
 register_configs()
 BLACK_BOX_TASKS = ("branin", "breast_cancer")
 ROUNDS = {"ridge": 8, "logreg": 8}  # SHO's former fixed default step diverged at round 5 on task=ridge (nir)

@@ -12,6 +12,8 @@ from omegaconf import OmegaConf
 from hpoflow.config.schema import CONF_DIR, register_configs
 from hpoflow.config.settings import validate
 
+pytestmark = pytest.mark.integration  # many jobs composed or run in-process: make test, not test-fast
+
 register_configs()
 STUDIES = ("my_hpo_table2", "my_hpo_steps", "ce_gp_ucb_table_a1")
 

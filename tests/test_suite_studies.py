@@ -12,6 +12,8 @@ from hpoflow.config import registry
 from hpoflow.config.schema import CONF_DIR, register_configs
 from hpoflow.config.settings import validate
 
+pytestmark = pytest.mark.integration  # many jobs composed or run in-process: make test, not test-fast
+
 register_configs()
 
 
