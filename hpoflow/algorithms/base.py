@@ -50,6 +50,11 @@ class Algorithm(ABC):
     def step(self, round: int) -> Record:
         """Run round ``round`` (1-based) and return its Record."""
 
+    def run_tags(self) -> dict[str, str]:
+        """Tags the run records about choices the algorithm made when it was built (``algo=auto``: what it
+        picked and why); also printed in the CLI's end-of-run summary. Default: none."""
+        return {}
+
     def new_surrogate(self, ctx: BuildContext, algo: str) -> Any:
         """A fresh model from ``ctx``'s factory, checked against ``surrogate_protocol``.
 
@@ -66,7 +71,8 @@ class Algorithm(ABC):
     # ``step`` algorithms re-run their steps). That is exact whenever ask/tell are deterministic given the
     # seed (RNGs from ``ctx.generator``, no wall-clock decisions), and costs one ask per past round.
     # Override BOTH methods below when ask is expensive or not deterministic; the loop then calls
-    # ``load_state_dict`` on a freshly built instance instead of replaying.
+    # ``load_state_dict`` on a freshly built instance instead of replaying. A wrapper that passes every call to
+    # an algorithm in its ``delegate`` attribute (algo=auto) is saved and restored the way that delegate is.
 
     def state_dict(self) -> dict[str, Any]:
         """The full state for an exact resume: tensors and plain Python values only (dict, list, int,

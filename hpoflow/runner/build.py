@@ -60,8 +60,8 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         from hpoflow.store.backend import default_uri
 
         uri = s.tracking.uri or default_uri()
-        tracker = _start_tracker(s, task, uri, _tags(s, task, sweep_id, resolved.description, checkpoint_path),
-                                 config_text, resume)
+        tags = {**_tags(s, task, sweep_id, resolved.description, checkpoint_path), **algorithm_tags(algorithm)}
+        tracker = _start_tracker(s, task, uri, tags, config_text, resume)
         if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
             from hpoflow.surrogates.plot import surrogate_artifact_writer
 
@@ -199,6 +199,12 @@ def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: s
         tags[sweeps.STUDY_TAG] = str(s.sweep.study)
         tags["sweep_id"] = s.sweep.parent_run_id  # stable across re-runs of the study
     return tags
+
+
+def algorithm_tags(algorithm: Any) -> dict[str, str]:
+    """What the algorithm records about its own build-time choices (``algo=auto``: ``auto.choice``, ...)."""
+    hook = getattr(algorithm, "run_tags", None)
+    return {str(k): str(v) for k, v in hook().items()} if callable(hook) else {}
 
 
 def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str, checkpoint_path: str | None) -> dict[str, str]:

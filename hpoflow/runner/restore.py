@@ -30,6 +30,9 @@ class ResumeWarning(UserWarning):
 
 
 def _overrides(obj: Any, method: str, base: type) -> bool:
+    delegate = getattr(obj, "delegate", None)  # a wrapper (algo=auto) keeps a state where what it wraps does
+    if isinstance(delegate, base):
+        return _overrides(delegate, method, base)
     return getattr(type(obj), method, None) is not getattr(base, method)
 
 
