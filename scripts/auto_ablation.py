@@ -1,5 +1,5 @@
 """The measurements behind ``algo=auto`` (issue 30): ranks of gp_ei, gp_ei with discrete=snap, turbo and random
-search per slice (BBOB by dimension, budget and noise; the sklearn suite by space), read from the store the
+search per slice (BBOB by dimension, budget and noise; the sklearn suite by model and space), read from the store the
 ``experiment=auto_check*`` studies wrote, plus the row ``auto (rule)``: in each block, the run of the algorithm
 :func:`hpoflow.algorithms.auto_rule.decide` picks for that task (where the store also has real ``algo=auto`` runs,
 their final values are checked against it: the same seed builds the same delegate).
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-EXPERIMENTS = ("auto_check_bbob", "auto_check_bbob_r100", "auto_check_bbob_noisy", "auto_check",
+EXPERIMENTS = ("auto_check_bbob", "auto_check_bbob_r20", "auto_check_bbob_r100", "auto_check_bbob_noisy", "auto_check",
                "auto_check_go_ucb_space")
 METHODS = ("random", "gp_ei", "gp_ei_snap", "turbo")
 
@@ -51,11 +51,8 @@ def rule_pick(row: pd.Series) -> str:
     """The method name (a column of this table) of the rule's choice for the run's task and budget."""
     from hpoflow.algorithms.auto_rule import decide
 
-    noise = float(row.get("params.task.noise_std") or 0.0)
-    choice = decide(space_profile(row), int(float(row["params.budget.rounds"])), noise > 0)
-    if choice.algo == "gp_ei" and choice.settings.get("discrete") == "snap":
-        return "gp_ei_snap" if space_profile(row).discrete_share > 0 else "gp_ei"
-    return choice.algo
+    choice = decide(space_profile(row), int(float(row["params.budget.rounds"])))
+    return "gp_ei_snap" if choice.settings.get("discrete") == "snap" else choice.algo
 
 
 def group_of(row: pd.Series, experiment: str) -> str:

@@ -2,7 +2,7 @@
 
 Every call (ask, tell, pending asks, the resume state) goes to the chosen algorithm, so checkpoint/resume,
 ``budget.workers > 1`` and ``Study`` work as they do for that algorithm; the choice is a pure function of the
-space, the budget and the noise setting, so a resumed run rebuilds the same one. What was picked and why are the
+space and the budget, so a resumed run rebuilds the same one. What was picked and why are the
 run's tags (:meth:`Auto.run_tags`: ``auto.choice``, ``auto.settings``, ``auto.reason``) and a line of the CLI's
 end-of-run summary.
 """
@@ -15,14 +15,6 @@ from hpoflow.algorithms.auto_rule import Choice, decide, profile
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import KernelSurrogate, LengthscaleSurrogate, StandardizedSurrogate
-
-
-def declared_noise(config: AutoConfig, task: Any) -> bool:
-    """``algo.noise`` when set; otherwise whether the task declares observation noise (``task.noise_std > 0``)."""
-    if config.noise != "auto":
-        return config.noise == "noisy"
-    std = getattr(task, "noise_std", 0.0)
-    return isinstance(std, (int, float)) and std > 0
 
 
 def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
@@ -57,8 +49,7 @@ class Auto(AskTellAlgorithm):
     def __init__(self, config: AutoConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
         self.config = config
-        self.choice = decide(profile(ctx.task.space), ctx.rounds, declared_noise(config, ctx.task),
-                             finite=ctx.task.candidates is not None)
+        self.choice = decide(profile(ctx.task.space), ctx.rounds, finite=ctx.task.candidates is not None)
         self.delegate = build_choice(self.choice, ctx)
 
     def run_tags(self) -> dict[str, str]:
@@ -80,7 +71,7 @@ class Auto(AskTellAlgorithm):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("choice") != self.choice.algo:
             raise ValueError(f"resume: the checkpoint's algo=auto ran {state.get('choice')}, this build picks "
-                             f"{self.choice.algo} (the task, budget.rounds or algo.noise changed)")
+                             f"{self.choice.algo} (the task or budget.rounds changed)")
         self.delegate.load_state_dict(state["delegate"])
 
     def surrogate_snapshot(self) -> Any:

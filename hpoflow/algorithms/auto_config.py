@@ -5,23 +5,18 @@ from dataclasses import dataclass
 
 from hpoflow.core.component import algorithm
 
-NOISE = ("auto", "noisy", "noiseless")
-
 
 @dataclass(frozen=True)
 class AutoConfig:
-    """Picks one of our algorithms by the space, the budget and the noise (``hpoflow.algorithms.auto_rule``)."""
+    """Picks one of our algorithms by the space's types, its dimension and the budget
+    (``hpoflow.algorithms.auto_rule``, which says what each branch rests on). No settings of its own: its pick
+    runs at its defaults plus the rule's settings (``discrete=snap``), so ``algo=<pick>`` reproduces a run."""
 
     name: str = "auto"
-    noise: str = "auto"              # auto (the task's declared noise, e.g. task.noise_std > 0) | noisy | noiseless
-
-    def __post_init__(self) -> None:
-        if self.noise not in NOISE:
-            raise ValueError(f"algo.noise='{self.noise}' is unknown; allowed: {', '.join(NOISE)}")
 
 
 BUILTINS = [
     algorithm("auto", "hpoflow.algorithms.auto:Auto", AutoConfig,
-              "the recommended default: picks one of our algorithms by the space's types, dimension, budget and "
-              "noise (tags auto.choice, auto.reason)"),
+              "the recommended default: picks gp_ei (mixed/discrete spaces) or turbo (continuous) by the space's "
+              "types and the budget (tags auto.choice, auto.reason)"),
 ]

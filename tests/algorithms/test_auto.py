@@ -6,9 +6,17 @@ from functools import partial
 import pytest
 import torch
 
-from hpoflow.algorithms.auto import Auto, declared_noise
+from hpoflow.algorithms.auto import Auto, build_choice
 from hpoflow.algorithms.auto_config import AutoConfig
-from hpoflow.algorithms.auto_rule import Choice, SpaceProfile, decide, profile
+from hpoflow.algorithms.auto_rule import (
+    MAX_ENUMERATED,
+    SNAP_SHARE,
+    TURBO_MIN_ROUNDS,
+    Choice,
+    SpaceProfile,
+    decide,
+    profile,
+)
 from hpoflow.algorithms.base import Algorithm, BuildContext
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
@@ -47,22 +55,51 @@ def test_choice_tags_and_summary_name_the_pick_its_settings_and_the_reason():
     assert Choice("turbo", "r").tags()["auto.settings"] == ""
 
 
-def test_noise_setting_is_checked_and_read_from_the_task():
-    with pytest.raises(ValueError, match=r"algo.noise='loud' is unknown; allowed: auto, noisy, noiseless"):
-        AutoConfig(noise="loud")
+def _space(floats: int = 0, integers: int = 0, categoricals: int = 0, finite_size: int | None = None) -> SpaceProfile:
+    return SpaceProfile(floats, integers, categoricals, finite_size)
 
-    class T:
-        noise_std = 0.5
 
-    assert declared_noise(AutoConfig(), T()) and not declared_noise(AutoConfig(), object())
-    assert not declared_noise(AutoConfig(noise="noiseless"), T())
-    assert declared_noise(AutoConfig(noise="noisy"), object())
+def test_rule_finite_spaces_go_to_gp_ei_which_enumerates_them():
+    assert decide(_space(categoricals=3, finite_size=27), 500).algo == "gp_ei"
+    choice = decide(_space(integers=2, finite_size=100), 20)
+    assert (choice.algo, choice.settings) == ("gp_ei", {}) and "100 configurations" in choice.reason
+    assert decide(_space(floats=3), 100, finite=True).algo == "gp_ei"  # the task's own candidate set
+    big = decide(_space(integers=3, finite_size=MAX_ENUMERATED + 1), 20)  # too many to enumerate: the share decides
+    assert big.settings == {"discrete": "snap"}
+
+
+def test_rule_mostly_discrete_spaces_snap_and_mixed_ones_relax():
+    mostly = decide(_space(floats=2, integers=2, categoricals=1), 20)  # 3 of 5 discrete
+    assert (mostly.algo, mostly.settings) == ("gp_ei", {"discrete": "snap"}) and "mostly" in mostly.reason
+    assert 3 / 5 >= SNAP_SHARE > 1 / 3
+    mixed = decide(_space(floats=4, integers=2), 20)  # 2 of 6 discrete (gb's Bayesmark space)
+    assert (mixed.algo, mixed.settings) == ("gp_ei", {}) and "mixed" in mixed.reason
+    assert decide(_space(floats=9, integers=1), 1000).algo == "gp_ei"  # a budget does not make a mixed space turbo's
+
+
+def test_rule_continuous_spaces_go_to_turbo_once_the_budget_allows():
+    enough = max(TURBO_MIN_ROUNDS, 40)
+    for d in (2, 5, 10):
+        choice = decide(_space(floats=d), enough)
+        assert (choice.algo, choice.settings) == ("turbo", {}) and f"d={d}" in choice.reason
+    if TURBO_MIN_ROUNDS > 1:
+        short = decide(_space(floats=5), TURBO_MIN_ROUNDS - 1)
+        assert short.algo == "gp_ei" and f"< {TURBO_MIN_ROUNDS}" in short.reason
+
+
+def test_rule_reads_real_spaces():
+    from hpoflow.tasks.sklearn_spaces import suite_space
+
+    assert decide(profile(suite_space("knn")), 20).algo == "gp_ei"                  # 2 ints: 100 configurations
+    assert decide(profile(suite_space("gb")), 20).settings == {}                     # 2 ints, 4 floats
+    assert decide(profile(suite_space("rf", "go_ucb")), 20).settings == {"discrete": "snap"}  # all discrete, 2.6e5
+    assert decide(profile(SearchSpace.of(*(Float(f"x{i}", -5, 5) for i in range(5)))), 40).algo == "turbo"
 
 
 # -- delegation ---------------------------------------------------------------------------------------------
 
 def _choice_for(task, rounds: int) -> Choice:
-    return decide(profile(task.space), rounds, declared_noise(AutoConfig(), task), finite=task.candidates is not None)
+    return decide(profile(task.space), rounds, finite=task.candidates is not None)
 
 
 def test_auto_runs_exactly_the_algorithm_it_picked():
@@ -74,8 +111,6 @@ def test_auto_runs_exactly_the_algorithm_it_picked():
     via_auto = run(task, auto, None, Budget(rounds))
     seed_everything(3)
     task = Noisy()
-    from hpoflow.algorithms.auto import build_choice
-
     direct = run(task, build_choice(_choice_for(task, rounds), _ctx(task, rounds)), None, Budget(rounds))
     assert _trajectory(via_auto.records) == _trajectory(direct.records)
     assert type(auto.delegate).__name__ == {"gp_ei": "GPEI", "turbo": "TuRBO", "random": "RandomSearch"}[
@@ -141,6 +176,16 @@ def test_pending_trials_go_to_the_pick():
     assert isinstance(auto.delegate, (GPEI, TuRBO, RandomSearch))
 
 
+@pytest.mark.parametrize("rounds", [6, 40])
+def test_auto_builds_each_of_its_picks(rounds):
+    """Both branches a 2-d continuous task can take (short and long budgets) build and run a few rounds."""
+    task = Noisy()
+    auto = Auto(AutoConfig(), _ctx(task, rounds))
+    assert auto.choice == _choice_for(task, rounds)
+    result = run(task, auto, None, Budget(4))
+    assert len(result.records) == 4
+
+
 @pytest.mark.cli
 def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path):
     """One subprocess: the summary's auto lines and the MLflow run's auto.* tags."""
@@ -157,3 +202,4 @@ def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path):
     tags = run_.data.tags
     assert tags["algo"] == "auto" and tags["auto.choice"] == choice and tags["auto.reason"]
     assert tags["auto.choice"] == decide(SpaceProfile(floats=2, integers=0, categoricals=0), 4).algo
+    assert tags["auto.reason"] == decide(SpaceProfile(floats=2, integers=0, categoricals=0), 4).reason
