@@ -17,6 +17,6 @@ class AutoConfig:
 
 BUILTINS = [
     algorithm("auto", "hpoflow.algorithms.auto:Auto", AutoConfig,
-              "the recommended default: picks gp_ei (mixed/discrete spaces) or turbo (continuous) by the space's "
-              "types and the budget (tags auto.choice, auto.reason)"),
+              "the recommended default: picks gp_ei, gp_ei with discrete=snap, or turbo by the space's types and "
+              "the budget (tags auto.choice, auto.reason)"),
 ]
