@@ -203,3 +203,26 @@ def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path):
     assert tags["algo"] == "auto" and tags["auto.choice"] == choice and tags["auto.reason"]
     assert tags["auto.choice"] == decide(SpaceProfile(floats=2, integers=0, categoricals=0), 4).algo
     assert tags["auto.reason"] == decide(SpaceProfile(floats=2, integers=0, categoricals=0), 4).reason
+
+
+def test_the_auto_check_studies_compose_auto_and_every_algorithm_it_picks_from():
+    """experiment=auto_check (cells) and auto_check_bbob (algo sweep): every row composes and validates."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from hpoflow.config.schema import CONF_DIR, register_configs
+    from hpoflow.config.settings import validate
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        bbob = compose(config_name="config", overrides=["experiment=auto_check_bbob"], return_hydra_config=True)
+        algos = str(bbob.hydra.sweeper.params.algo).split(",")
+        assert set(algos) == {"random", "gp_ei", "turbo", "auto"} and bbob.budget.rounds == 40
+        mixed = compose(config_name="config", overrides=["experiment=auto_check"], return_hydra_config=True)
+        cells = OmegaConf.to_container(mixed.hydra.sweeper.cells)
+        assert set(cells) == {"random", "gp_ei", "gp_ei_snap", "turbo", "auto"}
+        rows = [["experiment=auto_check_bbob", "task=bbob", f"algo={a}"] for a in algos]
+        rows += [["experiment=auto_check", *(f"{k}={v}" for k, v in cell.items())] for cell in cells.values()]
+        for overrides in rows:
+            s = validate(OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True))
+            assert s.algo_entry.name == overrides[-1 if "bbob" in overrides[0] else 1].split("=")[1]
