@@ -2,6 +2,7 @@
 the pending-point contract over the registry, and a crash with trials pending, then resume (exactly-once steps)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import signal
@@ -150,8 +151,13 @@ def test_workers_are_refused_in_one_line_by_an_algorithm_without_a_pending_rule(
     assert "\n" not in str(info.value)
     with pytest.raises(ConfigError, match="budget.workers=0 must be a positive integer"):
         hpoflow.minimize(_value, SPACE, algo="random", rounds=4, workers=0)
-    with pytest.raises(ConfigError, match="budget.executor='gpu' is unknown; allowed: thread, process"):
+    with pytest.raises(ConfigError, match="budget.executor='gpu' is unknown; allowed: thread, process, ray"):
         hpoflow.minimize(_value, SPACE, algo="random", rounds=4, workers=2, executor="gpu")
+    if importlib.util.find_spec("ray") is None:  # the default install: executor=ray refused in one line
+        with pytest.raises(ConfigError, match=r"budget.executor=ray needs Ray, which is not installed: pip install "
+                                              r"'hpoflow\[cluster\]'") as info:
+            hpoflow.minimize(_value, SPACE, algo="random", rounds=4, workers=2, executor="ray")
+        assert "\n" not in str(info.value)
 
 
 def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_round_logged(ready_store):
@@ -243,6 +249,11 @@ def test_the_cli_runs_budget_workers_and_refuses_it_in_one_line(run_cli, ready_s
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     lines = [line for line in bad.stderr.splitlines() if "budget.workers=2" in line]
     assert len(lines) == 1 and "algo=ucb1 does not support pending trials" in lines[0]
+    if importlib.util.find_spec("ray") is None:
+        bad = run_cli("algo=random", "task=branin", "budget.workers=2", "budget.executor=ray", "tracking=off",
+                      check=False)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr
+        assert "budget.executor=ray needs Ray, which is not installed" in bad.stderr
 
 
 def test_the_config_hash_keeps_one_worker_runs_and_separates_parallel_ones():

@@ -20,7 +20,7 @@ class BudgetConfig:
     rounds: int = 30
     cost: float | None = None  # stop once cumulative query cost reaches this
     workers: int = 1           # trials evaluated at once; a new one starts as soon as one ends (asynchronous)
-    executor: str = "thread"   # thread | process: where the workers run (process: the task must pickle)
+    executor: str = "thread"   # thread | process | ray: where the workers run (process: the task must pickle)
 
 
 @dataclass

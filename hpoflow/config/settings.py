@@ -2,6 +2,7 @@
 by registry name (the CLI's job, :func:`hpoflow.cli.main.run_from_settings`, hands them to the runner)."""
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
 
-EXECUTORS = ("thread", "process")
+EXECUTORS = ("thread", "process", "ray")
 
 
 class ConfigError(ValueError):
@@ -110,6 +111,9 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
         raise ConfigError(f"budget.workers={budget.workers} must be a positive integer (trials evaluated at once)")
     if budget.executor not in EXECUTORS:
         raise ConfigError(f"budget.executor={budget.executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
+    if budget.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("budget.executor=ray needs Ray, which is not installed: pip install 'hpoflow[cluster]', "
+                          "or budget.executor=thread|process")
     if tracking.flush_every < 1:
         raise ConfigError(f"tracking.flush_every={tracking.flush_every} must be >= 1")
     if not tracking.heartbeat_s > 0:

@@ -9,7 +9,8 @@ and the trials still ``pending``.
 
 Workers are threads (objectives that release the GIL: PyTorch, NumPy, subprocesses, sleeps, remote calls) or
 processes (``executor="process"``: pure-Python objectives; the task must pickle, so ``fn`` must be a module-level
-function, and a script needs ``if __name__ == "__main__":``). The standard library's executors do the pooling.
+function, and a script needs ``if __name__ == "__main__":``) or Ray tasks (``executor="ray"``,
+:mod:`hpoflow.runner.ray_pool`). The standard library's executors do the pooling.
 """
 from __future__ import annotations
 
@@ -41,7 +42,22 @@ def make_executor(kind: str, workers: int, task: Task) -> Executor:
                                    initargs=(task,))
     if kind == "thread":
         return ThreadPoolExecutor(workers, thread_name_prefix="hpoflow-worker")
-    raise ValueError(f"executor={kind!r} is unknown; allowed: thread, process")
+    if kind == "ray":
+        from hpoflow.runner.ray_pool import RayExecutor
+
+        return RayExecutor(task, workers)
+    raise ValueError(f"executor={kind!r} is unknown; allowed: thread, process, ray")
+
+
+def outcome(future: Future[Evaluation | Failure]) -> Evaluation | Failure:
+    """The evaluation's outcome; a trial lost by the executor (its worker process died, a Ray task crashed or was
+    cancelled) is a Failure, so the run records it as a failed round instead of ending without it. Objective
+    errors never get here: :func:`evaluate` turns them into Failures inside the worker."""
+    try:
+        return future.result()
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        return Failure(f"evaluation lost: {type(exc).__name__}: {first}")
 
 
 def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunResult:
@@ -74,7 +90,7 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
                     ahead = loop.ask()  # decide while the evaluations run: a worker that ends starts it at once
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: loop.trial_number(running[f])):
-                    loop.tell(running.pop(future), future.result())
+                    loop.tell(running.pop(future), outcome(future))
     finally:
         pool.shutdown(wait=not running, cancel_futures=True)
     return loop.finish()
