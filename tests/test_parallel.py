@@ -2,6 +2,7 @@
 the pending-point contract over the registry, and a crash with trials pending, then resume (exactly-once steps)."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
@@ -285,3 +286,40 @@ def test_snapped_mixed_spaces_never_repeat_a_pending_configuration():
     pending = [study.ask() for _ in range(5)]
     keys = [json.dumps(t.config, sort_keys=True) for t in pending]
     assert len(set(keys)) == 5
+
+
+def test_the_refit_pacer_refits_once_per_generation_and_sooner_while_the_data_is_small():
+    from hpoflow.algorithms.pending import RefitPacer
+
+    pacer = RefitPacer()
+    assert not pacer.deferring and not pacer.due()
+    pacer.saw(3)  # 4 trials at once
+    pacer.refitted(2)
+    pacer.stale = 1
+    assert pacer.deferring and pacer.due()  # grown by half of 2 points
+    pacer.refitted(20)
+    pacer.stale = 3
+    assert not pacer.due()
+    pacer.stale = 4
+    assert pacer.due()  # one generation of 4 workers
+
+
+def test_conditioning_without_a_refit_matches_the_gp_extended_with_its_hyperparameters_kept():
+    from hpoflow.algorithms.pending import condition
+    from hpoflow.surrogates.gp import ExactGP
+
+    g = torch.Generator().manual_seed(0)
+    X, y = torch.rand(8, 2, generator=g, dtype=torch.float64), torch.rand(8, generator=g, dtype=torch.float64)
+    model = ExactGP(2)
+    model.fit(X[:6], y[:6])
+    lengthscale = model.lengthscale.clone()
+    assert condition(model, X[6:], y[6:]) and model.n == 8
+    assert torch.equal(model.lengthscale, lengthscale)  # no refit
+    exact = ExactGP(2)
+    exact.fit(X[:6], y[:6])
+    exact.config = dataclasses.replace(exact.config, refit_every="never")
+    exact.update(X[6:], y[6:])
+    Xs = torch.rand(5, 2, generator=g, dtype=torch.float64)
+    for a, b in zip(model.posterior(Xs), exact.posterior(Xs)):
+        assert torch.allclose(a, b, atol=1e-10)
+    assert not condition(ExactGP(2), X[:1], y[:1])  # an unfitted GP: the caller updates it as usual

@@ -175,7 +175,7 @@ class GPBO(AskTellAlgorithm):
     def _refit(self) -> None:
         """Fit the surrogate's hyperparameters on every observation (warm-started from the last fit)."""
         self.model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
-        self.pacer.stale = 0
+        self.pacer.refitted(len(self.y))
 
 
 def _key(config: dict) -> str:

@@ -53,12 +53,14 @@ class RefitPacer:
     Sequentially (one trial at a time) nothing changes: the surrogate's own schedule applies on every tell.
     Once ``k`` trials have run at once, tells only condition the model on the new point (:func:`condition`)
     and the hyperparameters are refitted, warm-started, once ``k`` new observations have arrived since the last
-    refit, i.e. about once per "generation" of the workers instead of once per tell.
+    refit (about once per "generation" of the workers instead of once per tell), or sooner while the data is
+    small: once it has grown by half since the last refit (hyperparameters fitted on 2 points are poor).
     """
 
     def __init__(self) -> None:
         self.concurrent = 1  # the most trials seen at once (pending + the one being asked)
         self.stale = 0       # observations conditioned on since the last refit
+        self.fitted_on = 0   # observations at the last refit
 
     def saw(self, pending: int) -> None:
         """An ask with ``pending`` trials still running."""
@@ -68,9 +70,13 @@ class RefitPacer:
     def deferring(self) -> bool:
         return self.concurrent > 1
 
+    def refitted(self, n: int) -> None:
+        self.stale, self.fitted_on = 0, n
+
     def due(self) -> bool:
-        """Refit now (before proposing): ``concurrent`` observations were conditioned on without a refit."""
-        return self.stale >= self.concurrent
+        """Refit now (before proposing): ``concurrent`` observations, or half as many as the last refit saw,
+        were conditioned on since it."""
+        return self.stale > 0 and self.stale >= min(self.concurrent, max(1, self.fitted_on // 2))
 
 
 def extra_design_point(dim: int, generator: torch.Generator, dtype: torch.dtype) -> Tensor:

@@ -145,12 +145,12 @@ class TuRBO(AskTellAlgorithm):
         if not self.pacer.deferring or model is None:
             model = self.new_surrogate(self.ctx, self.config.name)
             model.fit(X, y)
-            self.pacer.stale = 0
+            self.pacer.refitted(len(self.y))
         elif model.n < len(self.y):
             self.pacer.stale += len(self.y) - model.n
             if self.pacer.due() or not condition(model, X[model.n:], y[model.n:]):
                 model.fit(X, y)  # warm-started from the kept GP's hyperparameters
-                self.pacer.stale = 0
+                self.pacer.refitted(len(self.y))
         if self.pacer.deferring:
             self._model = model
         return model
