@@ -57,7 +57,7 @@ class RayExecutor(Executor):
             raise TypeError("RayExecutor runs evaluate(task, config, round, observe) only")
         ref = self._remote.remote(self._task, *args[1:])
         self._refs.append(ref)
-        return ref.future()  # type: ignore[no-any-return]
+        return ref.future()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Cancel what still runs (``cancel_futures`` or not ``wait``); stop the Ray started here."""
