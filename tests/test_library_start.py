@@ -64,3 +64,14 @@ def test_random_search_makes_plain_suggestions_whose_x_is_the_float64_tensor_of_
     assert s.x.tolist() == torch.rand(1, 2, generator=g, dtype=torch.float64)[0].tolist()
     single = RandomSearch(RandomConfig(), BuildContext(task=task, rounds=4, seed=2, dtype=torch.float32))
     assert not isinstance(single.ask(), PlainSuggestion) and single.ask().x.dtype == torch.float32
+
+
+def test_reading_the_generator_hands_the_draws_over_to_torch_without_a_jump():
+    task = FunctionTask(parse_space(SPACE), None)
+    plain = RandomSearch(RandomConfig(), BuildContext(task=task, rounds=6, seed=4))
+    switched = RandomSearch(RandomConfig(), BuildContext(task=task, rounds=6, seed=4))
+    first = [switched.ask().config for _ in range(2)]
+    switched.generator.get_state()  # what a subclass's state_dict does
+    rest = [switched.ask() for _ in range(3)]
+    assert not any(isinstance(s, PlainSuggestion) for s in rest)
+    assert first + [s.config for s in rest] == [plain.ask().config for _ in range(5)]

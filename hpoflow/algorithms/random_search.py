@@ -30,10 +30,12 @@ class TorchCompatibleRandom:
             mt.append((1812433253 * (mt[-1] ^ (mt[-1] >> 30)) + j) & 0xFFFFFFFF)
         self._mt = random.Random()
         self._mt.setstate((3, (*mt, 624), None))  # index 624: the next draw regenerates the state, as torch's
+        self.drawn = 0
 
     def rand(self, n: int) -> list[float]:
         """``n`` uniform floats in ``[0, 1)``: torch.rand(n, dtype=float64)'s values."""
         bits = self._mt.getrandbits
+        self.drawn += n
         return [((bits(32) << 32 | bits(32)) & (2**53 - 1)) * 2.0**-53 for _ in range(n)]
 
 
@@ -53,8 +55,15 @@ class RandomSearch(AskTellAlgorithm):
 
     @property
     def generator(self) -> torch.Generator:
+        """The torch generator of the draws (``state_dict``, reseeding: subclasses use it). Read once, it takes
+        over from the torch-free stream, advanced past what that stream drew: the draws go on unchanged."""
         if self._generator is None:
+            import torch
+
             self._generator = self.ctx.generator(11)
+            if self.stream is not None and self.stream.drawn:
+                torch.rand(self.stream.drawn, generator=self._generator, dtype=torch.float64)
+            self.stream = None
         return self._generator
 
     @property
