@@ -2,7 +2,6 @@
 by registry name (the CLI's job, :func:`hpoflow.cli.main.run_from_settings`, hands them to the runner)."""
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -10,8 +9,6 @@ from hpoflow.config import registry
 from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
-
-EXECUTORS = ("thread", "process", "ray")
 
 
 class ConfigError(ValueError):
@@ -103,17 +100,6 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     hardware = _to_dataclass(HardwareConfig, raw.get("hardware") or {}, "hardware")
     tracking = _to_dataclass(TrackingConfig, raw.get("tracking") or {}, "tracking")
     budget = _to_dataclass(BudgetConfig, raw.get("budget") or {}, "budget")
-    if budget.rounds < 1:
-        raise ConfigError(f"budget.rounds={budget.rounds} must be a positive integer")
-    if budget.cost is not None and budget.cost <= 0:
-        raise ConfigError(f"budget.cost={budget.cost} must be > 0 or null")
-    if budget.workers < 1:
-        raise ConfigError(f"budget.workers={budget.workers} must be a positive integer (trials evaluated at once)")
-    if budget.executor not in EXECUTORS:
-        raise ConfigError(f"budget.executor={budget.executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
-    if budget.executor == "ray" and importlib.util.find_spec("ray") is None:
-        raise ConfigError("budget.executor=ray needs Ray, which is not installed: pip install 'hpoflow[cluster]', "
-                          "or budget.executor=thread|process")
     if tracking.flush_every < 1:
         raise ConfigError(f"tracking.flush_every={tracking.flush_every} must be >= 1")
     if not tracking.heartbeat_s > 0:
