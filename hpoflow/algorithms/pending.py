@@ -13,6 +13,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from hpoflow.surrogates.base import ExtendableSurrogate
+
 
 def believer(model: Any, X_pending: Tensor) -> Any:
     """A copy of ``model`` that has observed its own posterior mean at ``X_pending`` (``k x d``).
@@ -21,11 +23,10 @@ def believer(model: Any, X_pending: Tensor) -> Any:
     """
     with torch.no_grad():
         mean, _ = model.posterior(X_pending)  # in y's units: what update() takes
-    extend = getattr(model, "_extend", None)
-    if extend is not None and getattr(model, "n", 0) >= 2:  # the exact GP: rank-one extensions of a shallow copy
+    if isinstance(model, ExtendableSurrogate) and model.n >= 2:  # the exact GP: rank-one extensions of a copy
         fantasy = copy.copy(model)
         for x, y in zip(X_pending.to(mean.dtype), mean):
-            fantasy._extend(x, y)
+            fantasy.extend(x, y)
         return fantasy
     fantasy = copy.deepcopy(model)  # any other surrogate: its own update (which may refit)
     fantasy.update(X_pending, mean)
@@ -35,15 +36,16 @@ def believer(model: Any, X_pending: Tensor) -> Any:
 def condition(model: Any, x: Tensor, y: Tensor) -> bool:
     """Add observations ``x`` (``k x d``), ``y`` (``k``) to ``model`` without refitting its hyperparameters.
 
-    The exact GP extends its Cholesky factor (O(n^2) a point); returns False (nothing done) for a model without
-    that path, whose caller then updates it as usual. Used while trials are pending: a refit on every tell would
-    keep the workers waiting on the decision (:class:`RefitPacer`).
+    An :class:`ExtendableSurrogate` (the exact GP: its Cholesky factor, O(n^2) a point); returns False (nothing
+    done) for a model without that path, whose caller then updates it as usual. Used while trials are pending:
+    a refit on every tell would keep the workers waiting on the decision (:class:`RefitPacer`).
     """
-    if getattr(model, "_extend", None) is None or getattr(model, "n", 0) < 2:
+    if not isinstance(model, ExtendableSurrogate) or model.n < 2:
         return False
+    dtype = getattr(model, "dtype", x.dtype)
     with torch.no_grad():
-        for xi, yi in zip(x.reshape(-1, x.shape[-1]).to(model.dtype), y.reshape(-1).to(model.dtype)):
-            model._extend(xi, yi)
+        for xi, yi in zip(x.reshape(-1, x.shape[-1]).to(dtype), y.reshape(-1).to(dtype)):
+            model.extend(xi, yi)
     return True
 
 
