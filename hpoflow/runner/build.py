@@ -125,10 +125,8 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
     task = task if task is not None else _task(s)
     surrogate = None
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
-        surrogate = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
-                            device=resolved.device)
-    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
-                       surrogate=surrogate)
+        surrogate = partial(_surrogate_on, s.surrogate_entry, s.surrogate, resolved)
+    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved)
     try:
         algorithm = build_algorithm(s, ctx)
     except (ValueError, TypeError) as exc:
@@ -167,6 +165,11 @@ def _task(s: Settings) -> Task:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return task
+
+
+def _surrogate_on(entry: Any, config: Any, hardware: Any, dim: int) -> Any:
+    """A surrogate on the run's device and dtype (read only now: an algorithm without one never imports torch)."""
+    return _build_surrogate(entry, config, dim, dtype=hardware.dtype, device=hardware.device)
 
 
 def _build_surrogate(entry: Any, config: Any, dim: int, **kwargs: Any) -> Any:
