@@ -15,7 +15,7 @@ from typing import Any
 
 from hpoflow.config.settings import ConfigError, Settings, build_algorithm, build_task
 from hpoflow.core.checkpoint import Checkpointer, LoopState
-from hpoflow.runner.loop import Budget, Loop, RunResult, drive
+from hpoflow.runner.loop import Loop, RunResult, drive
 from hpoflow.store.params import mask_secrets
 from hpoflow.tasks.base import Task
 
@@ -80,7 +80,7 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
             checkpointer.mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
                                                  first_slot=0 if loaded is None else int(loaded) + 1)
-    budget = Budget(s.budget.rounds, s.budget.cost, s.budget.workers, s.budget.executor)
+    budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
     return OpenRun(loop, task, uri, label)
@@ -125,10 +125,8 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
     task = task if task is not None else _task(s)
     surrogate = None
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
-        surrogate = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
-                            device=resolved.device)
-    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
-                       surrogate=surrogate)
+        surrogate = partial(_surrogate_on, s.surrogate_entry, s.surrogate, resolved)
+    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved)
     try:
         algorithm = build_algorithm(s, ctx)
     except (ValueError, TypeError) as exc:
@@ -167,6 +165,11 @@ def _task(s: Settings) -> Task:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return task
+
+
+def _surrogate_on(entry: Any, config: Any, hardware: Any, dim: int) -> Any:
+    """A surrogate on the run's device and dtype (read only now: an algorithm without one never imports torch)."""
+    return _build_surrogate(entry, config, dim, dtype=hardware.dtype, device=hardware.device)
 
 
 def _build_surrogate(entry: Any, config: Any, dim: int, **kwargs: Any) -> Any:
