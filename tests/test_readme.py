@@ -27,7 +27,7 @@ from tests.conftest import REPO, cli_env
 
 ROUNDS = 3
 # a python block headed by a package or test file's path is that file's text, not a script (the worked example
-# of a built-in algorithm: tests/test_component.py writes those files and runs them)
+# of a built-in algorithm: tests/core/test_component.py writes those files and runs them)
 FILE_LISTING = re.compile(r"# (hpoflow|tests)/\S+\.py -- ")
 README = (REPO / "README.md").read_text()
 

@@ -27,7 +27,7 @@ from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace
 from hpoflow.runner.loop import Budget, run
 from hpoflow.runner.restore import _overrides
 from hpoflow.surrogates.configs import GPConfig
-from tests.test_checkpoint import Noisy, _trajectory
+from tests.core.test_checkpoint import Noisy, _trajectory
 
 
 def _ctx(task, rounds: int, seed: int = 3) -> BuildContext:

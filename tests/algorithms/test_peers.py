@@ -174,7 +174,7 @@ def test_interrupted_then_resumed_peer_run_equals_uninterrupted(tmp_path, name):
     library is deterministic given the seed, which each adapter ensures."""
     from hpoflow.core.checkpoint import Checkpointer, load
     from hpoflow.core.hardware import seed_everything
-    from tests.test_checkpoint import Noisy, _trajectory
+    from tests.core.test_checkpoint import Noisy, _trajectory
 
     def fresh(task: Task):
         return _build(name, task, rounds=8, seed=2)

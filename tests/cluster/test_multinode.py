@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_failures_cli import FAULTY
 from tests.cluster.servers import HAVE_PG, postgres_server
 from tests.conftest import cli_env, mlflow_runs
-from tests.test_failures_cli import FAULTY
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'hpoflow[cluster]')")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from hydra_plugins.hpoflow_ray_launcher.ray_launcher import LauncherSettingError, check_settings, init_args
+from tests.cli.test_failures_cli import FAULTY, faulty_env
 from tests.conftest import mlflow_runs
-from tests.test_failures_cli import FAULTY, faulty_env
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'hpoflow[cluster]')")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_failures_cli import FAULTY, faulty_env
 from tests.conftest import REPO, mlflow_runs
-from tests.test_failures_cli import FAULTY, faulty_env
 
 pytestmark = pytest.mark.cli  # every case starts python -m hpoflow in a subprocess (make test-fast skips it)
 

@@ -49,7 +49,7 @@ def test_bad_values_fail_validation_naming_the_key(override, fragment):
         validate(OmegaConf.to_container(cfg, resolve=True))
 
 
-# --- YAML options: generated from the dataclasses, checked by tests/test_conf_files.py ----------------------
+# --- YAML options: generated from the dataclasses, checked by tests/config/test_conf_files.py ----------------------
 
 
 def test_an_algorithm_selects_the_surrogate_it_needs_and_an_explicit_choice_still_wins():

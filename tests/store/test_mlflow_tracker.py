@@ -8,7 +8,7 @@ from hpoflow.core.records import OnError
 from hpoflow.runner.loop import Budget, ObjectiveError, run
 from hpoflow.store.mlflow_tracker import MlflowTracker
 from hpoflow.store.params import REDACTED, to_mlflow_params
-from tests.test_loop import Flaky, _algo
+from tests.runner.test_loop import Flaky, _algo
 
 
 def _tracker(uri, **kw):

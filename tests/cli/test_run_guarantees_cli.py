@@ -15,8 +15,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
+from tests.cli.test_failures_cli import FAULTY, faulty_env
 from tests.conftest import mlflow_runs
-from tests.test_failures_cli import FAULTY, faulty_env
 
 pytestmark = pytest.mark.cli  # every test starts python -m hpoflow in a subprocess (make test-fast skips it)
 

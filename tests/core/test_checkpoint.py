@@ -23,7 +23,7 @@ from hpoflow.runner.loop import Budget, ResumeWarning, run
 from hpoflow.store.mlflow_tracker import MlflowTracker
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.tasks.base import Task
-from tests.test_loop import Recorder
+from tests.runner.test_loop import Recorder
 
 
 class Noisy(Task):

@@ -16,7 +16,7 @@ from hpoflow.runner.loop import Budget, run
 from hpoflow.store import lease as L
 from hpoflow.store.health import StoreLost
 from hpoflow.store.mlflow_tracker import MlflowTracker
-from tests.test_loop import Flaky, _algo
+from tests.runner.test_loop import Flaky, _algo
 
 
 def _steps(uri: str, run_id: str) -> list[int]:

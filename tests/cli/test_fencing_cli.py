@@ -14,7 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
-from tests.test_run_guarantees_cli import SLOW, _checkpoint, _cli, _errors, _popen, _round, _wait_for_round
+from tests.cli.test_run_guarantees_cli import SLOW, _checkpoint, _cli, _errors, _popen, _round, _wait_for_round
 
 pytestmark = pytest.mark.cli
 
@@ -95,7 +95,7 @@ def test_a_sigkill_after_the_store_says_finished_is_reported_as_finished(tmp_pat
     import subprocess
     import sys
 
-    from tests.test_failures_cli import faulty_env
+    from tests.cli.test_failures_cli import faulty_env
 
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     proc = subprocess.run([sys.executable, "-c", KILL_AFTER_STORE_FINISHED, "task=branin", "algo=random",

@@ -2,7 +2,7 @@
 one that always dies is a failed round (the run goes on under on_error=skip, every round logged).
 
 Needs the ``cluster`` extra (skipped without Ray); slow (starting Ray takes 10-60 s):
-``pytest -m slow tests/test_ray_executor.py``."""
+``pytest -m slow tests/runner/test_ray_executor.py``."""
 from __future__ import annotations
 
 import os

@@ -82,7 +82,7 @@ def test_a_hash_match_with_a_different_recorded_config_is_refused_naming_the_key
 
 def _sweep(cwd: Path, uri: str, *extra: str) -> subprocess.Popen:
     """4 jobs of the faulty test task, each >= 1.2 s (0.2 s per evaluation), printing unbuffered."""
-    from tests.test_failures_cli import faulty, faulty_env
+    from tests.cli.test_failures_cli import faulty, faulty_env
 
     env = {**faulty_env(), "PYTHONUNBUFFERED": "1"}
     args = faulty("task.delay=0.2", "seed=0,1", "budget.rounds=6", f"tracking.uri={uri}", "tracking.experiment=study",
@@ -136,7 +136,7 @@ def test_an_experiment_needs_multirun_and_refuses_contradicting_overrides(run_cl
 
 
 def test_a_failed_run_is_kept_and_counted_then_rerun_on_request(run_cli, store):
-    from tests.test_failures_cli import faulty, faulty_env
+    from tests.cli.test_failures_cli import faulty, faulty_env
 
     args = ["-m", *faulty("budget.rounds=4", "task.fail_at=2", f"tracking.uri={store}", "tracking.experiment=faulty",
                           "progress=false")]
