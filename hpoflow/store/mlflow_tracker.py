@@ -230,8 +230,9 @@ class MlflowTracker:
         finally:
             if not terminated and self._lost is None:
                 retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
-            if self._lease is not None and self._lost is None:
-                leases.release(self.client, self.run_id, self._lease)
+            if self._lease is not None and self._lost is None and not (terminated and status is RunStatus.FINISHED):
+                leases.release(self.client, self.run_id, self._lease)  # a FINISHED run is never re-opened: its
+                # lease tags are left as they are (releasing costs a read and five deletes per run)
 
     def _stop_heartbeat(self) -> None:
         if self._heartbeat is not None:
