@@ -153,7 +153,7 @@ def find_experiment(client: Any, name: str, refuse_deleted: bool = True) -> str 
         MlflowException: the experiment exists but was deleted (one line naming it and what to do).
     """
     uri = str(client.tracking_uri)
-    key = (*store_identity(uri), name)
+    key = store_identity(uri) + (name,)
     if key in _EXPERIMENTS:
         return _EXPERIMENTS[key]
     exp = retry(lambda: client.get_experiment_by_name(name))
@@ -181,7 +181,7 @@ def get_or_create_experiment(client: Any, name: str, artifact_root: str | None) 
             return found
         try:
             created = str(client.create_experiment(name, artifact_location=artifact_root))
-            _EXPERIMENTS[(*store_identity(str(client.tracking_uri)), name)] = created
+            _EXPERIMENTS[store_identity(str(client.tracking_uri)) + (name,)] = created
             return created
         except MlflowException as exc:
             if "locked" in str(exc).lower():
