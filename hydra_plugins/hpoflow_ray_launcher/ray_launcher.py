@@ -150,8 +150,10 @@ def _execute_job(idx: int, attempt: int, overrides: Sequence[str], shared_refs: 
         from hydra.core.hydra_config import HydraConfig
 
         HydraConfig.instance().set_config(sweep_config)
-        return run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
-                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+        ret = run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
+                      job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+        ret.cfg = ret.hydra_cfg = None  # the driver reads status, return value and overrides only; a thousand
+        return ret                      # results with both configs would hold hundreds of MB there
     finally:
         for sig, handler in handlers.items():
             if handler is not None:
