@@ -27,6 +27,7 @@ driver's peak resident memory (VmHWM of the driver process), and the steps found
     python scripts/bench_scale.py --n 100                       # what fits on a shared 2-core machine (minutes)
     python scripts/bench_scale.py --n 1000                      # the issue's 1,000-run figure
     python scripts/bench_scale.py --n 1000 --store postgresql   # ... into the PostgreSQL-backed server
+    python scripts/bench_scale.py --n 1000 --report              # ... and time the report over hpoflow's study
 """
 from __future__ import annotations
 
@@ -246,6 +247,8 @@ def main() -> int:
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--ways", default="hpoflow,tune,optuna")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--report", action="store_true", help="then time python -m hpoflow.report over hpoflow's "
+                        "study (its N runs, read from the same store)")
     parser.add_argument("--baseline", type=Path, help="another checkout of hpoflow: adds the way hpoflow@baseline, "
                         "the same study with that checkout's code (a before/after in one invocation)")
     parser.add_argument("--way", help=argparse.SUPPRESS)  # internal: run one baseline in this process
@@ -260,6 +263,7 @@ def main() -> int:
         os.environ[name] = "1"
     t_eval = eval_seconds()
     rows = []
+    reports: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench_scale-") as tmp, contextlib.ExitStack() as stack:
         folder = Path(tmp)
         server: dict[str, Any] = stack.enter_context(postgres(folder)) if args.store == "postgresql" else {}
@@ -295,6 +299,16 @@ def main() -> int:
                          n * args.rounds))
             print(f"  {way}: N={n} wall {wall:.1f} s, load average {os.getloadavg()[0]:.1f}", file=sys.stderr,
                   flush=True)
+            if way == "hpoflow" and args.report:
+                report_cmd = [sys.executable, "-m", "hpoflow.report", f"tracking.uri={uri}",
+                              "tracking.experiment=bench_scale", f"report.out={folder / 'report'}"]
+                r_wall, r_cpu, r_server, _, r_status, r_tail = measure(report_cmd, folder, server.get("pids", set()))
+                if r_status != 0:
+                    print(f"the report failed (exit {r_status}):\n{r_tail}", file=sys.stderr)
+                    return 1
+                reports.append(f"python -m hpoflow.report over hpoflow's {n} runs (tracking.uri={uri.split('://')[0]}"
+                               f"://...): {r_wall:.1f} s wall, {r_cpu:.1f} CPU s" +
+                               (f", server {r_server:.1f} CPU s" if server else ""))
     kind = "SQLite stores (one file per way)" if args.store == "sqlite" else (
         "PostgreSQL (MLflow server for hpoflow and Ray Tune, RDB storage for Optuna)")
     print(f"bench_scale: {args.rounds} rounds per run, random search on Branin, {args.cpus} CPUs, {kind}; "
@@ -314,6 +328,8 @@ def main() -> int:
                   for w in ("hpoflow@baseline", "tune", "optuna") if w in per_run]
         if ratios:
             print("hpoflow wall time: " + ", ".join(ratios) + " (targets: <= 1.0x tune, <= 1.5x optuna)")
+    for line in reports:
+        print(line)
     return 0
 
 

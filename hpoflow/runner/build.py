@@ -74,12 +74,14 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
-        from hpoflow.store.checkpoint_artifacts import ArtifactMirror, in_store
+        from hpoflow.store.checkpoint_artifacts import THROTTLE_S, ArtifactMirror, in_store
 
         if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
-            checkpointer.mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
-                                                 first_slot=0 if loaded is None else int(loaded) + 1)
+            mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
+                                    first_slot=0 if loaded is None else int(loaded) + 1, throttle_s=THROTTLE_S)
+            checkpointer.mirror = mirror
+            tracker.after_flush = partial(mirror.after_flush, checkpointer.path)
     budget = Budget(s.budget.rounds, s.budget.cost, s.budget.workers, s.budget.executor)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
