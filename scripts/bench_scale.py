@@ -297,8 +297,9 @@ def main() -> int:
             overhead = (wall * args.cpus - n * args.rounds * t_eval) / n
             rows.append((way, n, wall, 60 * n / wall, overhead, cpu / n, server_cpu / n, peak, stored, distinct,
                          n * args.rounds))
-            print(f"  {way}: N={n} wall {wall:.1f} s, load average {os.getloadavg()[0]:.1f}", file=sys.stderr,
-                  flush=True)
+            print(f"  {way}: N={n} wall {wall:.1f} s, CPU {cpu / n:.2f} s/run, server CPU {server_cpu / n:.2f} s/run, "
+                  f"driver peak {peak:.0f} MiB, steps {stored} ({distinct}); load average {os.getloadavg()[0]:.1f}",
+                  file=sys.stderr, flush=True)
             if way == "hpoflow" and args.report:
                 report_cmd = [sys.executable, "-m", "hpoflow.report", f"tracking.uri={uri}",
                               "tracking.experiment=bench_scale", f"report.out={folder / 'report'}"]
