@@ -62,6 +62,28 @@ HTTP_DEFAULTS = {  # a dead server fails in ~15 s, not MLflow's minutes (its def
 }
 
 
+BULK_READ_TIMEOUT_S = "120"  # a report's page of 1,000 runs from a busy server can take longer than 5 s
+
+
+@contextlib.contextmanager
+def patient_http(timeout_s: str = BULK_READ_TIMEOUT_S) -> Iterator[None]:
+    """Within the block, MLflow's HTTP requests may take ``timeout_s`` seconds (bulk reads of a large study),
+    unless the user set ``MLFLOW_HTTP_REQUEST_TIMEOUT`` to something other than hpoflow's default."""
+    key = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+    before = os.environ.get(key)
+    if before not in (None, HTTP_DEFAULTS[key]):
+        yield
+        return
+    os.environ[key] = timeout_s
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+
+
 def _client(uri: str) -> Any:
     """An MlflowClient; for an http(s) server, MLflow's retry and timeout settings default to HTTP_DEFAULTS
     (the user's own ``MLFLOW_HTTP_REQUEST_*`` environment variables win)."""

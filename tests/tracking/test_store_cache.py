@@ -101,3 +101,18 @@ def test_the_git_commit_is_asked_once_per_folder(tmp_path, monkeypatch):
     assert build._git_commit() == build._git_commit() == "abc" and len(calls) == 1
     monkeypatch.chdir(tmp_path)
     assert build._git_commit() == "abc" and calls == [calls[0], str(tmp_path)]
+
+
+def test_bulk_reads_get_a_patient_timeout_unless_the_user_chose_one(monkeypatch):
+    key = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+    monkeypatch.setenv(key, backend.HTTP_DEFAULTS[key])  # hpoflow's default (a dead server fails fast)
+    with backend.patient_http():
+        assert os.environ[key] == backend.BULK_READ_TIMEOUT_S
+    assert os.environ[key] == backend.HTTP_DEFAULTS[key]
+    monkeypatch.setenv(key, "42")  # the user's own value wins
+    with backend.patient_http():
+        assert os.environ[key] == "42"
+    monkeypatch.delenv(key)
+    with backend.patient_http():
+        assert os.environ[key] == backend.BULK_READ_TIMEOUT_S
+    assert key not in os.environ
