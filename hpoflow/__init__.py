@@ -1,7 +1,8 @@
 """hpoflow: declarative hyperparameter-optimisation experiments, and the same loop as a Python library.
 
 ``minimize(fn, space)`` / ``maximize`` tune a function, ``Study(space)`` gives ask/tell for a training loop
-you own, ``make_algorithm(name, space)`` builds any registered algorithm, ``run(task, algorithm, ...)`` is the
+you own, ``make_algorithm(name, space)`` builds any registered algorithm (``make_components(overrides)`` a job's task
+and algorithm), ``run(task, algorithm, ...)`` is the
 common loop itself. Imported on first use, so ``import hpoflow`` (and the CLI's ``--help``) stays fast.
 
 Plug-ins find the pieces they subclass here too: ``hpoflow.Task``, ``hpoflow.AskTellAlgorithm``,
@@ -20,16 +21,18 @@ __version__ = "0.1.0"
 
 _moved.install()
 
-__all__ = ["Algorithm", "AskTellAlgorithm", "Bool", "BuildContext", "Categorical", "ConfigError", "Direction",
+__all__ = ["Algorithm", "AskTellAlgorithm", "Bool", "Budget", "BuildContext", "Categorical", "ConfigError", "Direction",
            "Evaluation", "Failure", "Float", "Int", "ObjectiveFailed", "Result", "SearchSpace", "Study", "Suggestion",
-           "Task", "Trial", "make_algorithm", "maximize", "minimize", "register", "register_algorithm",
-           "register_task", "run", "run_config"]
+           "Task", "Trial", "make_algorithm", "make_components", "maximize", "minimize", "register",
+           "register_algorithm", "register_task", "run", "run_config"]
 
 _EXPORTS = {
+    "Budget": "hpoflow.core.budget",
     "minimize": "hpoflow.api",
     "maximize": "hpoflow.api",
     "make_algorithm": "hpoflow.api",
     "run_config": "hpoflow.api",
+    "make_components": "hpoflow.api",
     "Result": "hpoflow.api",
     "Study": "hpoflow.study",
     "Trial": "hpoflow.study",
@@ -56,9 +59,10 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, BuildContext
-    from hpoflow.api import Result, make_algorithm, maximize, minimize, run_config
+    from hpoflow.api import Result, make_algorithm, make_components, maximize, minimize, run_config
     from hpoflow.config.registry import register, register_algorithm, register_task
     from hpoflow.config.settings import ConfigError
+    from hpoflow.core.budget import Budget
     from hpoflow.core.records import Direction, Evaluation, Failure, ObjectiveFailed, Suggestion
     from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace
     from hpoflow.runner.loop import run

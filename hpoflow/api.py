@@ -15,7 +15,7 @@ from hpoflow.config.compose import library_settings
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
 from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
-from hpoflow.core.space import SearchSpace, parse_space
+from hpoflow.core.space import SearchSpace, describe_space, parse_space
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.function import FunctionTask, Objective
 
@@ -205,7 +205,7 @@ def first_difference(a: Any, b: Any, prefix: str = "") -> str | None:
     return None if a == b else f"{prefix.rstrip('.')}: {a!r} -> {b!r}"
 
 
-def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0, *, rounds: int = 30,
+def make_algorithm(name: str, space: SearchSpace | dict[str, Any] | Task, seed: int = 0, *, rounds: int = 30,
                    direction: str = "minimize", surrogate: str | dict[str, Any] | None = None,
                    hardware: str = "auto", **settings: Any) -> Algorithm:
     """Build the registered algorithm ``name`` (and its surrogate) for ``space``, as the CLI would.
@@ -217,7 +217,8 @@ def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0
 
     Args:
         name: a registered algorithm, at its ``conf/algo/<name>.yaml`` defaults.
-        space: a :class:`SearchSpace` or a dict spec (see :func:`minimize`).
+        space: a :class:`SearchSpace` or a dict spec (see :func:`minimize`); or a :class:`Task`, whose space
+            and direction are used (``direction`` is then ignored) and which the algorithm sees as its task.
         seed: seeds the algorithm and the global RNGs.
         rounds: the horizon the algorithm plans for (initial design size, UCB schedules).
         direction: ``minimize`` or ``maximize``.
@@ -229,12 +230,17 @@ def make_algorithm(name: str, space: SearchSpace | dict[str, Any], seed: int = 0
     """
     from hpoflow.runner.build import build_components
 
-    try:
-        goal = Direction(direction)
-    except ValueError:
-        raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
-    task = FunctionTask(parse_space(space), None, goal)
-    s = library_settings(name, task.description(), seed=seed, rounds=rounds, surrogate=surrogate, hardware=hardware,
+    if isinstance(space, Task):  # the algorithm's context is the task itself (its space and direction)
+        task: Task = space
+    else:
+        try:
+            goal = Direction(direction)
+        except ValueError:
+            raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
+        task = FunctionTask(parse_space(space), None, goal)
+    described = (task.description() if isinstance(task, FunctionTask)
+                 else {"name": task.name, "direction": task.direction.value, "space": describe_space(task.space)})
+    s = library_settings(name, described, seed=seed, rounds=rounds, surrogate=surrogate, hardware=hardware,
                          algo_settings=settings)
     return build_components(s, task)[1]
 
@@ -259,3 +265,22 @@ def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = F
     run = open_run(s)
     out = execute(run, progress)
     return result_of(out.summary, out.records, out.metrics, out.status, run.run_id, run.uri)
+
+
+def make_components(config: list[str] | dict[str, Any] | Settings) -> tuple[Task, Algorithm]:
+    """Build the task and the algorithm of one job as ``python -m hpoflow`` would, without running it.
+
+    ``config`` as for :func:`run_config`. Hardware set-up and seeding happen as in a run. For a loop you drive
+    yourself (``ask``/``tell``, timing a decision) or :func:`hpoflow.run` with your own tracker and budget.
+
+    Raises:
+        ConfigError: the first bad setting (one line).
+    """
+    from hpoflow.config.compose import compose
+    from hpoflow.runner.build import build_components
+
+    if isinstance(config, list):
+        config = compose(config)
+    s = config if isinstance(config, Settings) else validate(config)
+    task, algorithm, _ = build_components(s)
+    return task, algorithm

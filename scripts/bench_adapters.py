@@ -18,8 +18,7 @@ from typing import Any
 
 import torch
 
-from hpoflow.algorithms.base import BuildContext
-from hpoflow.config import registry
+import hpoflow
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import Categorical, Float, Int, SearchSpace
 from hpoflow.tasks.base import Task
@@ -78,9 +77,8 @@ def library_calls(name: str, algo: Any) -> list[tuple[Any, str]]:
 
 def measure(name: str, make_task: Callable[[], Task], rounds: int, seed: int) -> tuple[list[float], list[float]]:
     """Per round: (adapter ask + tell CPU ms, the library's share of it in ms)."""
-    entry = registry.get("algorithm", name)
     task = make_task()
-    algo = entry.load()(entry.make_config(), BuildContext(task=task, rounds=rounds, seed=seed))
+    algo = hpoflow.make_algorithm(name, task, seed, rounds=rounds)  # at its conf/ defaults, as the CLI builds it
     watch = Stopwatch()
     for owner, attr in library_calls(name, algo):
         watch.wrap(owner, attr)

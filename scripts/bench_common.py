@@ -39,6 +39,24 @@ def before_layers() -> bool:
     return not (Path(hpoflow.__file__).parent / "config" / "settings.py").is_file()
 
 
+def algorithm_for(name: str, task: Any, seed: int, rounds: int) -> Any:
+    """``name`` at its ``conf/`` defaults for ``task``, built by the library (``hpoflow.make_algorithm``).
+
+    A revision measured with ``--against`` from before ``make_algorithm`` took a task gets the build step that
+    revision's CLI used (its registry entry, a :class:`BuildContext` on the task): the old numbers stay comparable.
+    """
+    import hpoflow
+
+    try:
+        return hpoflow.make_algorithm(name, task, seed, rounds=rounds)
+    except Exception:  # noqa: BLE001 - an old revision: its make_algorithm takes a space only
+        from hpoflow.algorithms.base import BuildContext
+
+        registry = __import__("hpoflow.registry" if before_layers() else "hpoflow.config.registry", fromlist=["get"])
+        entry = registry.get("algorithm", name)
+        return entry.load()(entry.make_config(), BuildContext(task=task, rounds=rounds, seed=seed))
+
+
 def export_revision(rev: str) -> Path:
     """A temporary folder holding ``hpoflow/`` and ``conf/`` as they are at git revision ``rev``."""
     folder = Path(tempfile.mkdtemp(prefix="hpoflow-rev-"))

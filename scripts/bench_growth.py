@@ -25,7 +25,6 @@ import statistics
 import sys
 import time
 import warnings
-from functools import partial
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
@@ -39,16 +38,11 @@ import torch
 
 def gp_ei_times(n: int, rounds: int) -> list[float]:
     """CPU seconds of ask + tell for ``rounds`` consecutive gp_ei rounds from ``n`` random observations."""
-    from hpoflow.algorithms.base import BuildContext
-    from hpoflow.algorithms.configs import GPEIConfig
-    from hpoflow.algorithms.gp_bo import GPEI
-    from hpoflow.surrogates.configs import GPConfig
-    from hpoflow.surrogates.gp import ExactGP
+    import hpoflow
     from hpoflow.tasks.synthetic import make_hartmann6
 
     task = make_hartmann6()
-    ctx = BuildContext(task=task, rounds=n + rounds, seed=0, surrogate=lambda d: ExactGP(d, GPConfig()))
-    algo = GPEI(GPEIConfig(), ctx)
+    algo = hpoflow.make_algorithm("gp_ei", task, 0, rounds=n + rounds)  # at its conf/ defaults
     X = torch.rand(n, task.space.dim, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     y = torch.tensor([task.evaluate(task.space.decode(x), round=1).value for x in X], dtype=torch.float64)
     algo.X, algo.y = list(X), (task.direction.sign * y).tolist()
@@ -75,18 +69,14 @@ def cpu_rounds(task, algo, rounds, queried: list[bool] | None = None) -> list[fl
 
 def build(algo: str, task: str, rounds: int, seed: int = 0, surrogate: str | None = None,
           algo_kw: dict | None = None, task_kw: dict | None = None, surrogate_kw: dict | None = None):
-    from hpoflow.algorithms.base import BuildContext
-    from hpoflow.config import registry
+    """The task and algorithm of ``python -m hpoflow algo=<algo> task=<task> ...``, built by the library."""
+    import hpoflow
 
-    te = registry.get("task", task)
-    task_obj = te.load()(**vars(te.make_config(**(task_kw or {}))), seed=seed)
-    factory = None
-    if surrogate is not None:
-        se = registry.get("surrogate", surrogate)
-        factory = partial(se.load(), se.make_config(**(surrogate_kw or {})), dtype=torch.float64, device="cpu")
-    ctx = BuildContext(task=task_obj, rounds=rounds, seed=seed, surrogate=factory)
-    ae = registry.get("algorithm", algo)
-    return task_obj, ae.load()(ae.make_config(**(algo_kw or {})), ctx)
+    overrides = [f"algo={algo}", f"task={task}", f"budget.rounds={rounds}", f"seed={seed}", "tracking=off"]
+    overrides += [f"surrogate={surrogate}"] if surrogate is not None else []
+    for group, values in (("algo", algo_kw), ("task", task_kw), ("surrogate", surrogate_kw)):
+        overrides += [f"{group}.{key}={value}" for key, value in (values or {}).items()]
+    return hpoflow.make_components(overrides)
 
 
 def ce_gp_ucb_run(T: int) -> dict[str, float]:

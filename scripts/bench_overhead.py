@@ -33,20 +33,14 @@ import warnings
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
-from scripts.bench_common import ROOT, child_argv, export_revision, pin_threads, revision_label, run_at
+from scripts.bench_common import ROOT, algorithm_for, child_argv, export_revision, pin_threads, revision_label, run_at
 
 pin_threads()
 
 import numpy as np
 import torch
 
-from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPEIConfig, RandomConfig
-from hpoflow.algorithms.gp_bo import GPEI
-from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.runner.loop import Budget, run
-from hpoflow.surrogates.configs import GPConfig
-from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.synthetic import make_branin, make_hartmann6, make_styblinski_tang
 
 
@@ -67,10 +61,9 @@ def initial_data(task, n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tenso
     return X, y
 
 
-def hpoflow_round_times(dim: int, n: int, rounds: int, gp_config: GPConfig) -> list[float]:
+def hpoflow_round_times(dim: int, n: int, rounds: int) -> list[float]:
     task = task_for(dim)
-    ctx = BuildContext(task=task, rounds=n + rounds, seed=0, surrogate=lambda d: ExactGP(d, gp_config))
-    algo = GPEI(GPEIConfig(), ctx)
+    algo = algorithm_for("gp_ei", task, 0, n + rounds)  # at its conf/ defaults, as the CLI builds it
     X, y = initial_data(task, n)
     algo.X, algo.y = list(X), (task.direction.sign * y).tolist()
     algo.model.fit(X, torch.tensor(algo.y, dtype=torch.float64))
@@ -162,8 +155,7 @@ def tracking_costs(rounds: int, repeats: int, plots: bool) -> dict[str, list[flo
             tracker.start({"budget": {"rounds": rounds}, "algo": {"name": "random"}}, {"algo": "random"})
             started = time.process_time() - start
             timed = _TimedTracker(tracker)
-            result = run(task, RandomSearch(RandomConfig(), BuildContext(task=task, rounds=rounds, seed=rep)),
-                         timed, Budget(rounds))
+            result = run(task, algorithm_for("random", task, rep, rounds), timed, Budget(rounds))
             n_values = sum(len(m) for m in result.metrics)
             out["fixed_s"].append(started + timed.finish_seconds)
             out["per_metric_ms"].append(1000 * timed.log_seconds / n_values)
@@ -252,7 +244,7 @@ def measure(args: argparse.Namespace) -> dict:
     np.random.seed(0)
     out: dict = {}
     if "decision" in args.parts:
-        out["decision"] = {f"{d},{n}": hpoflow_round_times(d, n, args.rounds, GPConfig())
+        out["decision"] = {f"{d},{n}": hpoflow_round_times(d, n, args.rounds)
                            for d in args.dims for n in args.ns}
     if "tracking" in args.parts:
         out["tracking"] = tracking_costs(args.track_rounds, args.track_repeats, args.plots)

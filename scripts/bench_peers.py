@@ -16,16 +16,12 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
-from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.configs import GPEIConfig, GPUCBConfig
-from hpoflow.algorithms.gp_bo import GPEI, GPUCB
-from hpoflow.runner.loop import Budget, run
-from hpoflow.surrogates.configs import GPConfig
-from hpoflow.surrogates.gp import ExactGP
+import hpoflow
 from hpoflow.tasks.synthetic import SyntheticTask, make_branin, make_hartmann6, make_styblinski_tang
 
 
@@ -48,12 +44,13 @@ def _truth(task: SyntheticTask, u: torch.Tensor) -> float:
     return task.evaluate(task.space.decode(u), round=1).true_value
 
 
-def hpoflow_method(cls, gp: GPConfig, **algo: float) -> Callable[[Problem, int], list[float]]:
+def hpoflow_method(name: str, **surrogate: Any) -> Callable[[Problem, int], list[float]]:
+    """``name`` built through the library (``hpoflow.make_algorithm`` on the task), the GP at ``surrogate``."""
     def go(p: Problem, seed: int) -> list[float]:
         task = p.make()
-        ctx = BuildContext(task=task, rounds=p.rounds, seed=seed, surrogate=lambda d: ExactGP(d, gp))
-        config = (GPUCBConfig if cls is GPUCB else GPEIConfig)(n_init=p.n_init, **algo)
-        res = run(task, cls(config, ctx), None, Budget(p.rounds))
+        algo = hpoflow.make_algorithm(name, task, seed, rounds=p.rounds, n_init=p.n_init,
+                                      surrogate={"name": "gp", **surrogate})
+        res = hpoflow.run(task, algo, None, hpoflow.Budget(p.rounds))
         return [r.true_value for r in res.records]
     return go
 
@@ -112,9 +109,9 @@ def optuna_method(kind: str) -> Callable[[Problem, int], list[float]]:
 
 
 METHODS: dict[str, Callable[[Problem, int], list[float]]] = {
-    "hpoflow gp_ei": hpoflow_method(GPEI, GPConfig()),
-    "hpoflow gp_ucb": hpoflow_method(GPUCB, GPConfig()),
-    "hpoflow gp_ei (refit every round)": hpoflow_method(GPEI, GPConfig(refit_every=1)),
+    "hpoflow gp_ei": hpoflow_method("gp_ei"),
+    "hpoflow gp_ucb": hpoflow_method("gp_ucb"),
+    "hpoflow gp_ei (refit every round)": hpoflow_method("gp_ei", refit_every=1),
     "BoTorch LogEI": botorch_method("logei"),
     "BoTorch UCB(beta=2)": botorch_method("ucb"),
     "Optuna GPSampler": optuna_method("gp"),

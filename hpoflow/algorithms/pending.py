@@ -13,6 +13,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from hpoflow.surrogates.base import ExtendableSurrogate
+
 
 def believer(model: Any, X_pending: Tensor) -> Any:
     """A copy of ``model`` that has observed its own posterior mean at ``X_pending`` (``k x d``).
@@ -21,11 +23,10 @@ def believer(model: Any, X_pending: Tensor) -> Any:
     """
     with torch.no_grad():
         mean, _ = model.posterior(X_pending)  # in y's units: what update() takes
-    extend = getattr(model, "_extend", None)
-    if extend is not None and getattr(model, "n", 0) >= 2:  # the exact GP: rank-one extensions of a shallow copy
+    if isinstance(model, ExtendableSurrogate) and model.n >= 2:  # the exact GP: rank-one extensions of a copy
         fantasy = copy.copy(model)
         for x, y in zip(X_pending.to(mean.dtype), mean):
-            fantasy._extend(x, y)
+            fantasy.extend(x, y)
         return fantasy
     fantasy = copy.deepcopy(model)  # any other surrogate: its own update (which may refit)
     fantasy.update(X_pending, mean)

@@ -12,15 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpoflow.core.budget import Budget as BudgetConfig  # defaults and checks: hpoflow/core/budget.py
 from hpoflow.core.hardware import HardwareConfig
-
-
-@dataclass
-class BudgetConfig:
-    rounds: int = 30
-    cost: float | None = None  # stop once cumulative query cost reaches this
-    workers: int = 1           # trials evaluated at once; a new one starts as soon as one ends (asynchronous)
-    executor: str = "thread"   # thread | process: where the workers run (process: the task must pickle)
 
 
 @dataclass

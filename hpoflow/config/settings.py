@@ -10,8 +10,6 @@ from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
 
-EXECUTORS = ("thread", "process")
-
 
 class ConfigError(ValueError):
     """The composed config is invalid; the message names the key and what is allowed."""
@@ -102,14 +100,6 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     hardware = _to_dataclass(HardwareConfig, raw.get("hardware") or {}, "hardware")
     tracking = _to_dataclass(TrackingConfig, raw.get("tracking") or {}, "tracking")
     budget = _to_dataclass(BudgetConfig, raw.get("budget") or {}, "budget")
-    if budget.rounds < 1:
-        raise ConfigError(f"budget.rounds={budget.rounds} must be a positive integer")
-    if budget.cost is not None and budget.cost <= 0:
-        raise ConfigError(f"budget.cost={budget.cost} must be > 0 or null")
-    if budget.workers < 1:
-        raise ConfigError(f"budget.workers={budget.workers} must be a positive integer (trials evaluated at once)")
-    if budget.executor not in EXECUTORS:
-        raise ConfigError(f"budget.executor={budget.executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
     if tracking.flush_every < 1:
         raise ConfigError(f"tracking.flush_every={tracking.flush_every} must be >= 1")
     if not tracking.heartbeat_s > 0:

@@ -15,7 +15,7 @@ from typing import Any
 
 from hpoflow.config.settings import ConfigError, Settings, build_algorithm, build_task
 from hpoflow.core.checkpoint import Checkpointer, LoopState
-from hpoflow.runner.loop import Budget, Loop, RunResult, drive
+from hpoflow.runner.loop import Loop, RunResult, drive
 from hpoflow.store.params import mask_secrets
 from hpoflow.tasks.base import Task
 
@@ -82,7 +82,7 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
                                     first_slot=0 if loaded is None else int(loaded) + 1, throttle_s=THROTTLE_S)
             checkpointer.mirror = mirror
             tracker.after_flush = partial(mirror.after_flush, checkpointer.path)
-    budget = Budget(s.budget.rounds, s.budget.cost, s.budget.workers, s.budget.executor)
+    budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
     return OpenRun(loop, task, uri, label)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
+from hpoflow.core.budget import Budget
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
 from hpoflow.core.tracker import NullTracker, Tracker
@@ -26,27 +27,6 @@ __all__ = ["Budget", "Loop", "ObjectiveError", "PendingNotSupported", "ResumeWar
 
 class ObjectiveError(RuntimeError):
     """The objective raised or returned a non-finite value and the policy is ``on_error=fail``."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Stop after ``rounds`` rounds, or once the cumulative cost reaches ``cost`` (if set).
-
-    ``workers``: trials evaluated at once by :func:`drive` (``executor``: ``thread`` or ``process``).
-    """
-
-    rounds: int = 30
-    cost: float | None = None
-    workers: int = 1
-    executor: str = "thread"
-
-    def __post_init__(self) -> None:
-        if self.rounds < 1:
-            raise ValueError(f"budget.rounds={self.rounds} must be a positive integer")
-        if self.cost is not None and self.cost <= 0:
-            raise ValueError(f"budget.cost={self.cost} must be > 0 (or null for no cost budget)")
-        if self.workers < 1:
-            raise ValueError(f"budget.workers={self.workers} must be a positive integer")
 
 
 @dataclass
@@ -114,9 +94,10 @@ class Loop:
     be freshly built from the same config and seed.
     """
 
-    def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+    def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget | None = None,
                  on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
                  checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> None:
+        budget = budget if budget is not None else Budget()
         self.task, self.algorithm, self.budget, self.on_error = task, algorithm, budget, on_error
         self.tracker: Tracker = tracker or NullTracker()
         self.on_round, self.checkpoint = on_round, checkpoint
@@ -291,7 +272,7 @@ def drive(loop: Loop) -> RunResult:
     return loop.finish()
 
 
-def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget = Budget(),
+def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget | None = None,
         on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
         checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> RunResult:
     """Run ``algorithm`` on ``task`` until the budget is spent; every round is recorded and tracked.

@@ -68,6 +68,19 @@ class StandardizedSurrogate(Surrogate, Protocol):
 
 
 @runtime_checkable
+class ExtendableSurrogate(Surrogate, Protocol):
+    """A surrogate that takes one more observation cheaply, its hyperparameters and output scaling unchanged
+    (the exact GP: a rank-one extension of its Cholesky factor, O(n^2)). A kriging believer
+    (:mod:`hpoflow.algorithms.pending`) uses it to condition a copy on pending points without a refit."""
+
+    n: int  # observations so far
+
+    def extend(self, x: Tensor, y: Tensor) -> None:
+        """Condition on ``x`` (shape ``d``) observed as ``y`` (scalar, in y's units); no refit."""
+        ...
+
+
+@runtime_checkable
 class LengthscaleSurrogate(Surrogate, Protocol):
     """A surrogate with kernel lengthscales on the unit cube (shape ``d``, or ``1`` when shared)."""
 

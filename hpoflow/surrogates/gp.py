@@ -165,7 +165,7 @@ class ExactGP:
             self.fit(torch.cat([self.X, x]), torch.cat([self.y, y]))
             return
         for xi, yi in zip(x, y):
-            self._extend(xi, yi)
+            self.extend(xi, yi)
 
     def _refit_due(self, x: Tensor, y: Tensor) -> bool:
         c = self.config
@@ -292,8 +292,9 @@ class ExactGP:
             self.L = _robust_cholesky(K)
             self.alpha = torch.cholesky_solve((self.z - self.prior_mean).unsqueeze(-1), self.L).squeeze(-1)
 
-    def _extend(self, x: Tensor, y: Tensor) -> None:
-        """Rank-one extension of the Cholesky factor by one observation, O(n^2)."""
+    def extend(self, x: Tensor, y: Tensor) -> None:
+        """Condition on ``x`` (``d``) observed as ``y`` (scalar): a rank-one extension of the Cholesky factor,
+        O(n^2); hyperparameters and the output standardisation stay as they are (:class:`ExtendableSurrogate`)."""
         with torch.no_grad():
             k = self._k(self.X, x.unsqueeze(0)).squeeze(-1)
             kss = self._k(x.unsqueeze(0), x.unsqueeze(0)).reshape(()) + self.noise
