@@ -21,8 +21,8 @@ $(BIN)/.installed: pyproject.toml
 .PHONY: setup run test test-fast
 setup: $(BIN)/.installed
 
-run: $(BIN)/.installed  ## the main job on the embedded MLflow store (override with ARGS="algo=... task=...")
-	$(BIN)/python -m hpoflow $(ARGS)
+run: $(BIN)/.installed  ## the main job (algo=auto) on the embedded MLflow store (override with ARGS="algo=... task=...")
+	$(BIN)/python -m hpoflow algo=auto $(ARGS)
 
 test: $(BIN)/.installed  ## the whole test suite, what CI runs (all but -m slow), one test file per xdist worker
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile

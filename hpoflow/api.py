@@ -72,7 +72,9 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
         workers: trials evaluated at once (asynchronous: a new one starts as soon as one ends); the algorithm
             must support pending trials (GP-based ones, ``turbo``, ``random``, ``grid``, Optuna's samplers).
         executor: ``thread`` (objectives that release the GIL: PyTorch, NumPy, subprocesses, I/O) or
-            ``process`` (``fn`` must be a module-level function; a script needs ``if __name__ == "__main__":``).
+            ``process`` (``fn`` must be a module-level function; a script needs ``if __name__ == "__main__":``), or
+            ``ray`` (Ray tasks on the cluster at ``RAY_ADDRESS``, else on a Ray started on 127.0.0.1; a trial whose
+            worker dies is retried, then recorded as failed; needs ``pip install 'hpoflow[cluster]'``).
         surrogate: a surrogate name or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
         checkpoint: a file for the loop state after every round; calling again with the same arguments resumes
             from it (a finished run is returned as it is).

@@ -7,8 +7,9 @@ Algorithms: gp_ei, turbo, random, optuna_tpe through ``hpoflow.minimize(..., wor
 and Optuna's own ``study.optimize(n_jobs=4)`` with its TPESampler on the same objective in the same invocation.
 Regret is the simple regret ``best value - optimum`` after N evaluations; "decision" is the mean ask + tell time
 a trial (the loop's ``decision_time``), which runs in the main thread one trial at a time and so bounds the speed-up
-(wall >= N x decision). Each (problem, algorithm, workers)
-runs for every seed; the table gives the mean wall time, its ratio to workers=1, and the regret's mean and
+(wall >= N x decision). Each (problem, algorithm, workers) runs for every seed (the worker counts
+interleaved seed by seed, so that a change in the machine's load during the invocation does not bias the
+ratios); the table gives the mean wall time, its ratio to workers=1, and the regret's mean and
 standard deviation over seeds. A warm-up run first takes the one-time imports out of the timings.
 
 Usage: python scripts/bench_parallel.py [--problems branin hartmann6 mixed] [--algos gp_ei turbo random optuna_tpe]
@@ -124,10 +125,11 @@ def main() -> None:
     for problem in args.problems:
         space, fn, optimum = probs[problem]
         for algo in args.algos:
-            for workers in args.workers:
-                for seed in args.seeds:
+            for seed in args.seeds:  # workers interleaved per seed: a change of machine load hits every ratio alike
+                for workers in args.workers:
                     rows.setdefault((problem, algo, workers), []).append(
                         run_hpoflow(space, fn, optimum, algo, workers, seed, args.evals, args.sleep))
+            for workers in args.workers:
                 print(f"  {problem} {algo} w{workers}: {rows[problem, algo, workers]}", file=sys.stderr, flush=True)
         if args.optuna_jobs:
             key = (problem, f"optuna n_jobs={args.optuna_jobs}", args.optuna_jobs)

@@ -6,10 +6,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.cli_server import WarmCli, fresh_interpreter_wanted
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,14 +63,28 @@ def ready_store(tmp_path: Path, empty_store_file: Path) -> str:
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
+@pytest.fixture(scope="session")
+def warm_cli() -> Iterator[WarmCli]:
+    """One warm CLI fork server per test worker (see ``tests/cli_server.py``)."""
+    server = WarmCli(cli_env())
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def run_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
-    """Run ``python -m <module> *args`` from a temporary working folder; returns the completed process."""
+def run_cli(tmp_path: Path, warm_cli: WarmCli) -> Callable[..., subprocess.CompletedProcess]:
+    """Run ``python -m <module> *args`` from a temporary working folder; returns the completed process.
+
+    A child forked from the warm server when ``env`` is the default; a fresh interpreter otherwise (or with
+    ``HPOFLOW_TEST_FRESH_CLI=1``)."""
 
     def _run(*args: str, module: str = "hpoflow", timeout: float = 600, check: bool = True,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env or cli_env(),
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        if env is None and not fresh_interpreter_wanted():
+            proc = warm_cli.run(module, list(args), tmp_path, timeout)
+        else:
+            proc = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env or cli_env(),
+                                  capture_output=True, text=True, timeout=timeout, check=False)
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"exit {proc.returncode}\nSTDOUT:\n{proc.stdout[-3000:]}\nSTDERR:\n{proc.stderr[-5000:]}"

@@ -26,7 +26,8 @@ ALL = set(SURROGATES)
 EXPECTED = {"gp_ucb": StandardizedSurrogate, "gp_ei": StandardizedSurrogate, "gp_pi": StandardizedSurrogate,
             "skopt_gp_ucb": StandardizedSurrogate, "skopt_gp_ei": StandardizedSurrogate,
             "skopt_gp_pi": StandardizedSurrogate, "bbo_ei": StandardizedSurrogate, "bbo_ucb": StandardizedSurrogate,
-            "turbo": KernelSurrogate, "tv_gp_ucb": TimeVaryingSurrogate, "r_gp_ucb": TimeVaryingSurrogate,
+            "turbo": KernelSurrogate, "auto": KernelSurrogate, "tv_gp_ucb": TimeVaryingSurrogate,
+            "r_gp_ucb": TimeVaryingSurrogate,
             "ce_gp_ucb": TimeVaryingSurrogate, "go_ucb": NetworkSurrogate, "go_ucb_paper": NetworkSurrogate}
 ACCEPTS = {StandardizedSurrogate: {"gp", "skopt_gp", "nn"}, KernelSurrogate: {"gp", "skopt_gp"},
            TimeVaryingSurrogate: {"tv_gp"}, NetworkSurrogate: {"nn"}}

@@ -5,31 +5,70 @@ import functools
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import torch
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hpoflow.core.records import Evaluation, Failure, Record, Suggestion, as_outcome
 from hpoflow.surrogates.base import require
 from hpoflow.tasks.base import Task
 
+if TYPE_CHECKING:
+    import torch
 
-@dataclass
+
 class BuildContext:
-    """What every algorithm may need besides its own config."""
+    """What every algorithm may need besides its own config.
 
-    task: Task
-    rounds: int
-    seed: int = 0
-    dtype: torch.dtype = torch.float64
-    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
-    surrogate: Callable[[int], Any] | None = None  # dim -> fresh surrogate model
+    ``dtype`` and ``device`` are torch's; given none, they come from ``hardware`` (a
+    :class:`hpoflow.core.hardware.Resolved`, resolved -- torch imported -- only when read) or default to float64
+    on the CPU. ``dtype_name`` says which without torch.
+    """
+
+    def __init__(self, task: Task, rounds: int, seed: int = 0, dtype: torch.dtype | None = None,
+                 device: torch.device | None = None, surrogate: Callable[[int], Any] | None = None,
+                 hardware: Any = None) -> None:
+        self.task, self.rounds, self.seed, self.surrogate = task, rounds, seed, surrogate  # surrogate: dim -> model
+        self._dtype, self._device, self.hardware = dtype, device, hardware
+
+    @property
+    def dtype_name(self) -> str:
+        if self._dtype is not None:
+            return str(self._dtype).removeprefix("torch.")
+        return getattr(self.hardware, "dtype_name", "float64")
+
+    @property
+    def dtype(self) -> torch.dtype:
+        if self._dtype is None:
+            import torch
+
+            self._dtype = self.hardware.dtype if self.hardware is not None else torch.float64
+        return self._dtype
+
+    @dtype.setter
+    def dtype(self, value: torch.dtype) -> None:
+        self._dtype = value
+
+    @property
+    def device(self) -> torch.device:
+        if self._device is None:
+            import torch
+
+            self._device = self.hardware.device if self.hardware is not None else torch.device("cpu")
+        return self._device
+
+    @device.setter
+    def device(self, value: torch.device) -> None:
+        self._device = value
 
     def generator(self, offset: int = 0) -> torch.Generator:
+        """A torch generator seeded with ``seed * 1_000_003 + offset`` (:meth:`generator_seed`)."""
+        import torch
+
         g = torch.Generator()
-        g.manual_seed(self.seed * 1_000_003 + offset)
+        g.manual_seed(self.generator_seed(offset))
         return g
+
+    def generator_seed(self, offset: int = 0) -> int:
+        return self.seed * 1_000_003 + offset
 
 
 class Algorithm(ABC):
@@ -50,6 +89,11 @@ class Algorithm(ABC):
     def step(self, round: int) -> Record:
         """Run round ``round`` (1-based) and return its Record."""
 
+    def run_tags(self) -> dict[str, str]:
+        """Tags the run records about choices the algorithm made when it was built (``algo=auto``: what it
+        picked and why); also printed in the CLI's end-of-run summary. Default: none."""
+        return {}
+
     def new_surrogate(self, ctx: BuildContext, algo: str) -> Any:
         """A fresh model from ``ctx``'s factory, checked against ``surrogate_protocol``.
 
@@ -66,7 +110,8 @@ class Algorithm(ABC):
     # ``step`` algorithms re-run their steps). That is exact whenever ask/tell are deterministic given the
     # seed (RNGs from ``ctx.generator``, no wall-clock decisions), and costs one ask per past round.
     # Override BOTH methods below when ask is expensive or not deterministic; the loop then calls
-    # ``load_state_dict`` on a freshly built instance instead of replaying.
+    # ``load_state_dict`` on a freshly built instance instead of replaying. A wrapper that passes every call to
+    # an algorithm in its ``delegate`` attribute (algo=auto) is saved and restored the way that delegate is.
 
     def state_dict(self) -> dict[str, Any]:
         """The full state for an exact resume: tensors and plain Python values only (dict, list, int,

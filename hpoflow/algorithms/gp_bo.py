@@ -17,7 +17,7 @@ from torch import Tensor
 from hpoflow.acquisition import functions as acq
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
-from hpoflow.algorithms.pending import believer, extra_design_point
+from hpoflow.algorithms.pending import RefitPacer, believer, condition, extra_design_point
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float
 from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate
@@ -60,6 +60,7 @@ class GPBO(AskTellAlgorithm):
         self.snap = getattr(config, "discrete", "relax") == "snap" and self.candidates is None and any(
             not isinstance(p, Float) for p in ctx.task.space.parameters)
         self.seen: set[str] = set()
+        self.pacer = RefitPacer()  # with trials running concurrently: refit once per k tells, not on every tell
 
     # -- acquisition ------------------------------------------------------------------------
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
@@ -90,6 +91,8 @@ class GPBO(AskTellAlgorithm):
             elif self.snap:
                 x = self.task.space.snap(x.reshape(1, -1))[0]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        if self.pacer.due():  # observations told while trials ran, none pending now
+            self._refit()
         return self._propose(round)
 
     def _propose(self, round: int) -> Suggestion:
@@ -121,6 +124,9 @@ class GPBO(AskTellAlgorithm):
             elif self.snap:
                 x = self.task.space.snap(x.reshape(1, -1))[0]
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0})
+        self.pacer.saw(len(pending))
+        if self.pacer.due():
+            self._refit()
         real, seen = self.model, self.seen
         self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
         self.seen = seen | {_key(s.config) for s in pending}  # discrete=snap: never a pending configuration
@@ -157,10 +163,19 @@ class GPBO(AskTellAlgorithm):
         self.y.append(reward)
         start = time.perf_counter()
         if len(self.y) == 2 or self.model.n == 0:
-            self.model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
+            self._refit()
         elif len(self.y) > 2:
-            self.model.update(suggestion.x.reshape(1, -1), torch.tensor([reward], dtype=self.dtype))
+            x, y = suggestion.x.reshape(1, -1), torch.tensor([reward], dtype=self.dtype)
+            if self.pacer.deferring and condition(self.model, x, y):
+                self.pacer.stale += 1  # refitted by the next ask that finds it due
+            else:
+                self.model.update(x, y)
         self.fit_time = time.perf_counter() - start
+
+    def _refit(self) -> None:
+        """Fit the surrogate's hyperparameters on every observation (warm-started from the last fit)."""
+        self.model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
+        self.pacer.refitted(len(self.y))
 
 
 def _key(config: dict) -> str:

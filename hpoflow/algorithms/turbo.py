@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
-from hpoflow.algorithms.pending import believer, extra_design_point
+from hpoflow.algorithms.pending import RefitPacer, believer, condition, extra_design_point
 from hpoflow.algorithms.turbo_config import TuRBOConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import KernelSurrogate
@@ -92,6 +92,7 @@ class TuRBO(AskTellAlgorithm):
         self.restarts = 0
         self._avoid: list[dict[str, Any]] = []  # during a batch ask: the pending configurations
         self._pending_x: Tensor | None = None  # and their points, which the GP believes at its mean
+        self.pacer = RefitPacer()  # with trials running concurrently: one GP kept, refitted once per k tells
         self._start()
 
     def _start(self) -> None:
@@ -103,6 +104,7 @@ class TuRBO(AskTellAlgorithm):
         self.X: list[Tensor] = []
         self.y: list[float] = []
         self._design_asked = 0
+        self._model: KernelSurrogate | None = None  # the concurrent mode's GP (None: fit one from scratch)
 
     # -- ask --------------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
@@ -113,8 +115,7 @@ class TuRBO(AskTellAlgorithm):
             self._design_asked += 1
             return Suggestion(self.task.space.decode(x), x, info={**info, "phase": 0.0})
         start = time.perf_counter()
-        model = self.new_surrogate(self.ctx, self.config.name)
-        model.fit(torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype))
+        model = self._surrogate()
         pending = getattr(self, "_pending_x", None)
         if pending is not None:  # concurrent draws spread: the GP believes its mean at the pending points
             model = believer(model, pending)
@@ -135,6 +136,25 @@ class TuRBO(AskTellAlgorithm):
                     tr_volume=float(torch.prod(ub - lb)))
         return Suggestion(self.task.space.decode(cand[j]), cand[j].clone(), info=info)
 
+    def _surrogate(self) -> KernelSurrogate:
+        """The GP on the region's data: fitted from scratch on every ask (TuRBO-1), or, once trials run
+        concurrently, one GP kept across asks: conditioned on each new point and refitted (warm-started) when
+        the :class:`RefitPacer` says so, so that the decision keeps up with the workers."""
+        X, y = torch.stack(self.X), torch.tensor(self.y, dtype=self.dtype)
+        model = self._model
+        if not self.pacer.deferring or model is None:
+            model = self.new_surrogate(self.ctx, self.config.name)
+            model.fit(X, y)
+            self.pacer.refitted(len(self.y))
+        elif model.n < len(self.y):
+            self.pacer.stale += len(self.y) - model.n
+            if self.pacer.due() or not condition(model, X[model.n:], y[model.n:]):
+                model.fit(X, y)  # warm-started from the kept GP's hyperparameters
+                self.pacer.refitted(len(self.y))
+        if self.pacer.deferring:
+            self._model = model
+        return model
+
     def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
         """TuRBO's batch rule (Eriksson et al. 2019, batch mode): each trial is the argmax of its own Thompson
         draw over a fresh candidate set of the trust region, here from a GP that believes its mean at the pending
@@ -146,6 +166,7 @@ class TuRBO(AskTellAlgorithm):
         if len(self.y) < max(2, self.n_init):  # the region starts from the observed design, as TuRBO-1's does
             x = extra_design_point(self.dim, self.generator, self.dtype)
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0, "restarts": float(self.restarts)})
+        self.pacer.saw(len(pending))
         self._avoid = [s.config for s in pending]
         self._pending_x = torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending])
         try:

@@ -112,5 +112,8 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     run = open_run(s, config_text=config_text, sweep_id=sweep_id, checkpoint_path=checkpoint_path, resume=state)
     result = execute(run, s.progress)
     if print_summary:
-        print_run_summary(result.summary, run.uri, run.run_id, getattr(run.loop.tracker, "experiment_id", None))
+        from hpoflow.runner.build import algorithm_tags
+
+        print_run_summary(result.summary, run.uri, run.run_id, getattr(run.loop.tracker, "experiment_id", None),
+                          algorithm_tags(run.loop.algorithm))
     return result

@@ -71,9 +71,13 @@ def exit_without_store_cleanup(code: int) -> None:
 
 
 def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None,
-                      experiment_id: str | None = None) -> None:
-    """The end-of-run lines; for a server, the run's page (in place of MLflow's own unmasked ``View run`` line)."""
-    lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
+                      experiment_id: str | None = None, algorithm_tags: dict[str, str] | None = None) -> None:
+    """The end-of-run lines; for a server, the run's page (in place of MLflow's own unmasked ``View run`` line).
+
+    ``algorithm_tags``: what the algorithm recorded about its own choices (``algo=auto``), one ``key: value`` line each.
+    """
+    lines = [f"{key}: {value}" for key, value in (algorithm_tags or {}).items() if value]
+    lines += [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
     if summary.get("cumulative_regret") is not None:
         lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
                      f"simple regret: {summary.get('simple_regret')}")

@@ -6,11 +6,12 @@ library's settings and the loop all use this dataclass, so a bad value gets the 
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 __all__ = ["EXECUTORS", "Budget"]
 
-EXECUTORS = ("thread", "process")  # where budget.workers > 1 evaluate their trials
+EXECUTORS = ("thread", "process", "ray")  # where budget.workers > 1 evaluate their trials
 
 
 @dataclass
@@ -24,7 +25,7 @@ class Budget:
     rounds: int = 30
     cost: float | None = None  # stop once cumulative query cost reaches this
     workers: int = 1           # trials evaluated at once; a new one starts as soon as one ends (asynchronous)
-    executor: str = "thread"   # thread | process: where the workers run (process: the task must pickle)
+    executor: str = "thread"   # thread | process | ray: where the workers run (process: the task must pickle)
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:
@@ -36,3 +37,6 @@ class Budget:
             raise ValueError(f"budget.workers={self.workers!r} must be a positive integer (trials evaluated at once)")
         if self.executor not in EXECUTORS:
             raise ValueError(f"budget.executor={self.executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
+        if self.executor == "ray" and importlib.util.find_spec("ray") is None:  # the cluster extra
+            raise ValueError("budget.executor=ray needs Ray, which is not installed: pip install 'hpoflow[cluster]', "
+                             "or budget.executor=thread|process")

@@ -32,12 +32,17 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
+from hpoflow.core.lazy import LazyModule, is_tensor
 from hpoflow.core.records import Evaluation, Failure, Record
+
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = LazyModule("torch")  # imported when a tensor or torch's RNG is first needed
 
 VERSION = 3  # 2: content hash; 3: bound to its run folder (meta.folder). Version 1 (no hash) is refused.
 READABLE_VERSIONS = (2, 3)
@@ -57,7 +62,7 @@ def to_plain(obj: Any) -> Any:
         return obj
     if isinstance(obj, float):
         return float(obj)
-    if isinstance(obj, torch.Tensor):
+    if is_tensor(obj):
         return obj.detach().cpu().clone()
     if isinstance(obj, np.generic):
         return obj.item()
@@ -101,7 +106,7 @@ def _rng_set(rng: Any, saved: dict[str, Any]) -> None:
 def _numpy_state(state: Any) -> Any:
     if isinstance(state, dict):
         return {k: _numpy_state(v) for k, v in state.items()}
-    if isinstance(state, torch.Tensor):
+    if is_tensor(state):
         return state.numpy()
     return state
 
@@ -161,12 +166,12 @@ class LoopState:
     rounds_json: list[str] = field(default_factory=list, repr=False)
     version: int = VERSION  # of the file it was read from
 
-    def add(self, record: Record, metrics: dict[str, float], x: torch.Tensor | None = None,
+    def add(self, record: Record, metrics: dict[str, float], x: torch.Tensor | list[float] | None = None,
             outcome: Evaluation | Failure | None = None) -> None:
         self.round = record.round
         self.records.append(record)
         self.metrics.append(metrics)
-        self.xs.append(None if x is None else x.detach().cpu().double().tolist())
+        self.xs.append(None if x is None else x if isinstance(x, list) else x.detach().cpu().double().tolist())
         self.outcomes.append(outcome)
         if self.plain:  # converted and serialised once: saving every round stays cheap as the history grows
             self.rounds.append(_to_json({"record": to_plain(dataclasses.asdict(record)), "metrics": to_plain(metrics),
@@ -226,7 +231,7 @@ _LAST_FSYNC: dict[Path, float] = {}
 
 
 def _to_json(obj: Any) -> Any:
-    if isinstance(obj, torch.Tensor):
+    if is_tensor(obj):
         t = obj.detach().cpu()
         return {_TENSOR: str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "data": t.reshape(-1).tolist()}
     if isinstance(obj, dict):

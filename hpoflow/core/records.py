@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from torch import Tensor
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 class Direction(str, enum.Enum):
@@ -83,6 +85,36 @@ class Suggestion:
     x: Tensor
     observe: bool = True
     info: dict[str, float] = field(default_factory=dict)
+
+    def point(self) -> list[float]:
+        """The point's coordinates in ``[0, 1]^d`` as floats (what a checkpoint stores)."""
+        return self.x.detach().cpu().double().tolist()
+
+
+class PlainSuggestion(Suggestion):
+    """A suggestion made without torch: its point is a tuple of floats, and ``x`` (a float64 tensor, as every
+    other suggestion's) is built on first use, importing torch only then (see ``RandomSearch``)."""
+
+    def __init__(self, config: dict[str, Any], u: Sequence[float], observe: bool = True,
+                 info: dict[str, float] | None = None) -> None:
+        self.config, self.u, self.observe = config, tuple(float(v) for v in u), observe
+        self.info = {} if info is None else info
+        self._x: Tensor | None = None
+
+    @property
+    def x(self) -> Tensor:
+        if self._x is None:
+            import torch
+
+            self._x = torch.tensor(self.u, dtype=torch.float64)
+        return self._x
+
+    @x.setter
+    def x(self, value: Tensor) -> None:
+        self._x = value
+
+    def point(self) -> list[float]:
+        return list(self.u) if self._x is None else super().point()
 
 
 @dataclass

@@ -11,10 +11,11 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from torch import Tensor
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
 
 
 class SpaceError(ValueError):
@@ -161,21 +162,26 @@ class SearchSpace:
 
     def decode(self, u: Tensor | Sequence[float]) -> dict[str, Any]:
         """Map one point ``u`` (shape ``d``) of the unit cube to a configuration."""
-        values = [float(v) for v in (u.tolist() if isinstance(u, Tensor) else u)]
+        values = [float(v) for v in (u.tolist() if hasattr(u, "tolist") else u)]  # a tensor or an array
         if len(values) != self.dim:
             raise SpaceError(f"point has {len(values)} coordinates, space has {self.dim}")
         return {p.name: p.decode(min(1.0, max(0.0, v))) for p, v in zip(self.parameters, values)}
 
-    def encode(self, config: dict[str, Any], dtype: torch.dtype = torch.float64) -> Tensor:
+    def encode(self, config: dict[str, Any], dtype: torch.dtype | None = None) -> Tensor:
         """Map a configuration to the centre of its cell in the unit cube (shape ``d``)."""
         missing = [n for n in self.names if n not in config]
         if missing:
             raise SpaceError(f"configuration lacks parameters {missing}")
-        return torch.tensor([p.encode(config[p.name]) for p in self.parameters], dtype=dtype)
+        import torch
 
-    def sample(self, n: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> Tensor:
+        return torch.tensor([p.encode(config[p.name]) for p in self.parameters],
+                            dtype=torch.float64 if dtype is None else dtype)
+
+    def sample(self, n: int, generator: torch.Generator, dtype: torch.dtype | None = None) -> Tensor:
         """``n`` uniform points of the unit cube, shape ``n x d``."""
-        return torch.rand(n, self.dim, generator=generator, dtype=dtype)
+        import torch
+
+        return torch.rand(n, self.dim, generator=generator, dtype=torch.float64 if dtype is None else dtype)
 
     def finite_size(self) -> int | None:
         """Number of distinct configurations if every parameter is discrete, else None."""
@@ -186,13 +192,17 @@ class SearchSpace:
             count *= p.cardinality
         return count
 
-    def grid(self, points_per_dim: int, dtype: torch.dtype = torch.float64) -> Tensor:
+    def grid(self, points_per_dim: int, dtype: torch.dtype | None = None) -> Tensor:
         """Full factorial grid of cell centres, shape ``m x d`` (discrete parameters use their values)."""
+        import torch
+
         axes = [p.grid(points_per_dim) for p in self.parameters]
-        return torch.tensor(list(itertools.product(*axes)), dtype=dtype)
+        return torch.tensor(list(itertools.product(*axes)), dtype=torch.float64 if dtype is None else dtype)
 
     def snap(self, u: Tensor) -> Tensor:
         """Round points to the centre of their configuration cell (shape ``n x d``)."""
+        import torch
+
         return torch.stack([self.encode(self.decode(row), dtype=u.dtype) for row in u])
 
 

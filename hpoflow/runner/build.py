@@ -60,8 +60,8 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         from hpoflow.store.backend import default_uri
 
         uri = s.tracking.uri or default_uri()
-        tracker = _start_tracker(s, task, uri, _tags(s, task, sweep_id, resolved.description, checkpoint_path),
-                                 config_text, resume)
+        tags = {**_tags(s, task, sweep_id, resolved.description, checkpoint_path), **algorithm_tags(algorithm)}
+        tracker = _start_tracker(s, task, uri, tags, config_text, resume)
         if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
             from hpoflow.surrogates.plot import surrogate_artifact_writer
 
@@ -127,10 +127,8 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
     task = task if task is not None else _task(s)
     surrogate = None
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
-        surrogate = partial(_build_surrogate, s.surrogate_entry, s.surrogate, dtype=resolved.dtype,
-                            device=resolved.device)
-    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, dtype=resolved.dtype, device=resolved.device,
-                       surrogate=surrogate)
+        surrogate = partial(_surrogate_on, s.surrogate_entry, s.surrogate, resolved)
+    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved)
     try:
         algorithm = build_algorithm(s, ctx)
     except (ValueError, TypeError) as exc:
@@ -171,6 +169,11 @@ def _task(s: Settings) -> Task:
     return task
 
 
+def _surrogate_on(entry: Any, config: Any, hardware: Any, dim: int) -> Any:
+    """A surrogate on the run's device and dtype (read only now: an algorithm without one never imports torch)."""
+    return _build_surrogate(entry, config, dim, dtype=hardware.dtype, device=hardware.device)
+
+
 def _build_surrogate(entry: Any, config: Any, dim: int, **kwargs: Any) -> Any:
     return entry.load()(config, dim, **kwargs)
 
@@ -209,6 +212,12 @@ def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: s
         tags[sweeps.STUDY_TAG] = str(s.sweep.study)
         tags["sweep_id"] = s.sweep.parent_run_id  # stable across re-runs of the study
     return tags
+
+
+def algorithm_tags(algorithm: Any) -> dict[str, str]:
+    """What the algorithm records about its own build-time choices (``algo=auto``: ``auto.choice``, ...)."""
+    hook = getattr(algorithm, "run_tags", None)
+    return {str(k): str(v) for k, v in hook().items()} if callable(hook) else {}
 
 
 def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str, checkpoint_path: str | None) -> dict[str, str]:

@@ -208,7 +208,7 @@ class Loop:
         metrics = self.book.add(record)
         metrics["wall_time"] = time.perf_counter() - self._start
         self.tracker.log(record, metrics)
-        self.state.add(record, metrics, None if s is None else s.x, outcome)
+        self.state.add(record, metrics, None if s is None else s.point(), outcome)
         if self.checkpoint is not None and self.checkpoint.due(record.round):
             self._save(metrics["wall_time"])
         if self.on_round is not None:

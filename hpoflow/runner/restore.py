@@ -5,9 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm
 from hpoflow.core.checkpoint import (
@@ -18,9 +16,15 @@ from hpoflow.core.checkpoint import (
     rng_states,
     set_global_rng_state,
 )
+from hpoflow.core.lazy import LazyModule
 from hpoflow.core.records import Record, RegretBook, Suggestion
 from hpoflow.core.tracker import Tracker
 from hpoflow.tasks.base import Task
+
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = LazyModule("torch")
 
 BOOK_STATE = ("best_value", "best_config", "cumulative_regret", "simple_regret", "query_cost", "n_failed")
 
@@ -30,6 +34,9 @@ class ResumeWarning(UserWarning):
 
 
 def _overrides(obj: Any, method: str, base: type) -> bool:
+    delegate = getattr(obj, "delegate", None)  # a wrapper (algo=auto) keeps a state where what it wraps does
+    if isinstance(delegate, base):
+        return _overrides(delegate, method, base)
     return getattr(type(obj), method, None) is not getattr(base, method)
 
 

@@ -1,13 +1,16 @@
 """Asynchronous parallel evaluation: up to ``budget.workers`` trials of one run at once.
 
 A new trial is asked as soon as one ends (no batch barrier), with the trials still running passed to the
-algorithm as pending points (:meth:`hpoflow.loop.Loop.ask`). Every tell goes through the loop as in a
-sequential run, so records, tracking, checkpoints and resume are the same; a round is a *completed* trial
-(completion order), and each round also logs its ``trial`` number (ask order) and the trials still ``pending``.
+algorithm as pending points (:meth:`hpoflow.loop.Loop.ask`); while every worker is busy, the next trial is
+already asked (its decision overlaps the evaluations, so a worker that ends starts it at once). Every tell
+goes through the loop as in a sequential run, so records, tracking, checkpoints and resume are the same; a round
+is a *completed* trial (completion order), and each round also logs its ``trial`` number (ask order)
+and the trials still ``pending``.
 
 Workers are threads (objectives that release the GIL: PyTorch, NumPy, subprocesses, sleeps, remote calls) or
 processes (``executor="process"``: pure-Python objectives; the task must pickle, so ``fn`` must be a module-level
-function, and a script needs ``if __name__ == "__main__":``). The standard library's executors do the pooling.
+function, and a script needs ``if __name__ == "__main__":``) or Ray tasks (``executor="ray"``,
+:mod:`hpoflow.runner.ray_pool`). The standard library's executors do the pooling.
 """
 from __future__ import annotations
 
@@ -39,7 +42,22 @@ def make_executor(kind: str, workers: int, task: Task) -> Executor:
                                    initargs=(task,))
     if kind == "thread":
         return ThreadPoolExecutor(workers, thread_name_prefix="hpoflow-worker")
-    raise ValueError(f"executor={kind!r} is unknown; allowed: thread, process")
+    if kind == "ray":
+        from hpoflow.runner.ray_pool import RayExecutor
+
+        return RayExecutor(task, workers)
+    raise ValueError(f"executor={kind!r} is unknown; allowed: thread, process, ray")
+
+
+def outcome(future: Future[Evaluation | Failure]) -> Evaluation | Failure:
+    """The evaluation's outcome; a trial lost by the executor (its worker process died, a Ray task crashed or was
+    cancelled) is a Failure, so the run records it as a failed round instead of ending without it. Objective
+    errors never get here: :func:`evaluate` turns them into Failures inside the worker."""
+    try:
+        return future.result()
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        return Failure(f"evaluation lost: {type(exc).__name__}: {first}")
 
 
 def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunResult:
@@ -54,11 +72,12 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
     """
     pool = make_executor(executor, workers, loop.task)
     running: dict[Future[Evaluation | Failure], Suggestion] = {}
+    ahead: Suggestion | None = None  # the next trial, proposed while every worker was busy
     try:
         with loop.guard():
             while True:
-                while len(running) < workers and loop.can_ask:
-                    s = loop.ask()
+                while len(running) < workers and (ahead is not None or loop.can_ask):
+                    s, ahead = (ahead, None) if ahead is not None else (loop.ask(), None)
                     t = loop.trial_number(s)
                     if executor == "process":
                         future = pool.submit(_evaluate_here, s.config, t, s.observe)
@@ -67,9 +86,11 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
                     running[future] = s
                 if not running:
                     break
+                if ahead is None and loop.can_ask and not any(f.done() for f in running):
+                    ahead = loop.ask()  # decide while the evaluations run: a worker that ends starts it at once
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: loop.trial_number(running[f])):
-                    loop.tell(running.pop(future), future.result())
+                    loop.tell(running.pop(future), outcome(future))
     finally:
         pool.shutdown(wait=not running, cancel_futures=True)
     return loop.finish()

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import SearchSpace
+
+if TYPE_CHECKING:
+    import torch
 
 
 class Task(ABC):

@@ -1,0 +1,228 @@
+"""algo=auto: the rule's branches on small spaces, delegation (same trajectory as its pick), resume, tags, the CLI."""
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+
+from hpoflow.algorithms.auto import Auto, build_choice
+from hpoflow.algorithms.auto_config import AutoConfig
+from hpoflow.algorithms.auto_rule import (
+    MAX_ENUMERATED,
+    SNAP_SHARE,
+    TURBO_MIN_ROUNDS,
+    Choice,
+    SpaceProfile,
+    decide,
+    profile,
+)
+from hpoflow.algorithms.base import Algorithm, BuildContext
+from hpoflow.algorithms.gp_bo import GPEI
+from hpoflow.algorithms.random_search import RandomSearch
+from hpoflow.algorithms.turbo import TuRBO
+from hpoflow.core.checkpoint import Checkpointer, load
+from hpoflow.core.hardware import seed_everything
+from hpoflow.core.space import Bool, Categorical, Float, Int, SearchSpace
+from hpoflow.runner.loop import Budget, run
+from hpoflow.runner.restore import _overrides
+from hpoflow.surrogates.configs import GPConfig
+from tests.test_checkpoint import Noisy, _trajectory
+
+
+def _ctx(task, rounds: int, seed: int = 3) -> BuildContext:
+    from hpoflow.surrogates.gp import build
+
+    surrogate = partial(build, GPConfig(max_iter=30), dtype=torch.float64, device=torch.device("cpu"))
+    return BuildContext(task=task, rounds=rounds, seed=seed, surrogate=surrogate)
+
+
+# -- the space profile and the choice's record ----------------------------------------------------------------
+
+def test_profile_counts_parameters_by_type():
+    space = SearchSpace.of(Float("a", 0, 1), Float("b", 1e-3, 1, log=True), Int("n", 1, 5),
+                           Categorical("c", ("x", "y")), Bool("flag"))
+    p = profile(space)
+    assert (p.floats, p.integers, p.categoricals, p.dim) == (2, 1, 2, 5)
+    assert p.discrete_share == pytest.approx(0.6) and p.finite_size is None
+    assert profile(SearchSpace.of(Int("n", 1, 5), Bool("f"))).finite_size == 10
+
+
+def test_choice_tags_and_summary_name_the_pick_its_settings_and_the_reason():
+    c = Choice("gp_ei", "because", {"discrete": "snap"})
+    assert c.tags() == {"auto.choice": "gp_ei", "auto.settings": "discrete=snap", "auto.reason": "because"}
+    assert c.summary() == "auto picked algo=gp_ei algo.discrete=snap: because"
+    assert Choice("turbo", "r").tags()["auto.settings"] == ""
+
+
+def _space(floats: int = 0, integers: int = 0, categoricals: int = 0, finite_size: int | None = None) -> SpaceProfile:
+    return SpaceProfile(floats, integers, categoricals, finite_size)
+
+
+def test_rule_finite_spaces_go_to_gp_ei_which_enumerates_them():
+    assert decide(_space(categoricals=3, finite_size=27), 500).algo == "gp_ei"
+    choice = decide(_space(integers=2, finite_size=100), 20)
+    assert (choice.algo, choice.settings) == ("gp_ei", {}) and "100 configurations" in choice.reason
+    assert decide(_space(floats=3), 100, finite=True).algo == "gp_ei"  # the task's own candidate set
+    big = decide(_space(integers=3, finite_size=MAX_ENUMERATED + 1), 20)  # too many to enumerate: the share decides
+    assert big.settings == {"discrete": "snap"}
+
+
+def test_rule_mostly_discrete_spaces_snap_and_mixed_ones_relax():
+    mostly = decide(_space(floats=2, integers=2, categoricals=1), 20)  # 3 of 5 discrete
+    assert (mostly.algo, mostly.settings) == ("gp_ei", {"discrete": "snap"}) and "mostly" in mostly.reason
+    assert 3 / 5 >= SNAP_SHARE > 1 / 3
+    mixed = decide(_space(floats=4, integers=2), 20)  # 2 of 6 discrete (gb's Bayesmark space)
+    assert (mixed.algo, mixed.settings) == ("gp_ei", {}) and "mixed" in mixed.reason
+    assert decide(_space(floats=9, integers=1), 1000).algo == "gp_ei"  # a budget does not make a mixed space turbo's
+
+
+def test_rule_continuous_spaces_go_to_turbo_once_the_budget_allows():
+    enough = max(TURBO_MIN_ROUNDS, 40)
+    for d in (2, 5, 10):
+        choice = decide(_space(floats=d), enough)
+        assert (choice.algo, choice.settings) == ("turbo", {}) and f"d={d}" in choice.reason
+    if TURBO_MIN_ROUNDS > 1:
+        short = decide(_space(floats=5), TURBO_MIN_ROUNDS - 1)
+        assert short.algo == "gp_ei" and f"< {TURBO_MIN_ROUNDS}" in short.reason
+
+
+def test_rule_reads_real_spaces():
+    from hpoflow.tasks.sklearn_spaces import suite_space
+
+    assert decide(profile(suite_space("knn")), 20).algo == "gp_ei"                  # 2 ints: 100 configurations
+    assert decide(profile(suite_space("gb")), 20).settings == {}                     # 2 ints, 4 floats
+    assert decide(profile(suite_space("rf", "go_ucb")), 20).settings == {"discrete": "snap"}  # all discrete, 2.6e5
+    assert decide(profile(SearchSpace.of(*(Float(f"x{i}", -5, 5) for i in range(5)))), 40).algo == "turbo"
+
+
+# -- delegation ---------------------------------------------------------------------------------------------
+
+def _choice_for(task, rounds: int) -> Choice:
+    return decide(profile(task.space), rounds, finite=task.candidates is not None)
+
+
+def test_auto_runs_exactly_the_algorithm_it_picked():
+    """Same seed, same budget: auto's trajectory is its pick's, built directly (delegation adds nothing)."""
+    rounds = 6
+    seed_everything(3)
+    task = Noisy()
+    auto = Auto(AutoConfig(), _ctx(task, rounds))
+    via_auto = run(task, auto, None, Budget(rounds))
+    seed_everything(3)
+    task = Noisy()
+    direct = run(task, build_choice(_choice_for(task, rounds), _ctx(task, rounds)), None, Budget(rounds))
+    assert _trajectory(via_auto.records) == _trajectory(direct.records)
+    assert type(auto.delegate).__name__ == {"gp_ei": "GPEI", "turbo": "TuRBO", "random": "RandomSearch"}[
+        auto.choice.algo]
+    assert auto.run_tags() == auto.choice.tags()
+
+
+def test_interrupted_then_resumed_auto_run_equals_uninterrupted(tmp_path):
+    rounds = 9
+
+    def make(task):
+        return Auto(AutoConfig(), _ctx(task, rounds))
+
+    seed_everything(3)
+    reference = run(Noisy(), make(Noisy()), None, Budget(rounds))
+    seed_everything(3)
+    task = Noisy(interrupt_at=6)
+    with pytest.raises(KeyboardInterrupt):
+        run(task, make(task), None, Budget(rounds), checkpoint=Checkpointer(tmp_path / "ck.json"))
+    state = load(tmp_path / "ck.json")
+    assert state.round == 5
+    assert state.algorithm is None  # gp_ei/turbo/random keep no state: resume replays through auto's ask/tell
+    seed_everything(3)
+    task = Noisy()
+    resumed = run(task, make(task), None, Budget(rounds), resume=state, checkpoint=Checkpointer(tmp_path / "ck.json"))
+    assert _trajectory(resumed.records) == _trajectory(reference.records)
+    assert resumed.summary == reference.summary
+
+
+def test_a_delegate_with_a_state_is_saved_and_restored_through_auto():
+    task = Noisy()
+    auto = Auto(AutoConfig(), _ctx(task, 6))
+    assert not _overrides(auto, "state_dict", Algorithm)  # its pick replays
+
+    class Stateful(RandomSearch):
+        def state_dict(self):
+            return {"generator": self.generator.get_state()}
+
+        def load_state_dict(self, state):
+            self.generator.set_state(state["generator"])
+
+    from hpoflow.algorithms.configs import RandomConfig
+
+    auto.delegate = Stateful(RandomConfig(), _ctx(task, 6))
+    assert _overrides(auto, "state_dict", Algorithm)
+    state = auto.state_dict()
+    first = auto.ask(1).config
+    auto.load_state_dict(state)
+    assert auto.ask(1).config == first
+    with pytest.raises(ValueError, match="resume: the checkpoint's algo=auto ran turbo_x"):
+        auto.load_state_dict({**state, "choice": "turbo_x"})
+
+
+def test_pending_trials_go_to_the_pick():
+    task = Noisy()
+    auto = Auto(AutoConfig(), _ctx(task, 12))
+    for t in range(1, 6):
+        s = auto.ask(t)
+        auto.tell(s, task.evaluate(s.config, round=t))
+    first = auto.ask(6)
+    second = auto.ask_pending(7, [first])
+    assert first.config != second.config
+    assert isinstance(auto.delegate, (GPEI, TuRBO, RandomSearch))
+
+
+@pytest.mark.parametrize("rounds", [6, 40])
+def test_auto_builds_each_of_its_picks(rounds):
+    """Both branches a 2-d continuous task can take (short and long budgets) build and run a few rounds."""
+    task = Noisy()
+    auto = Auto(AutoConfig(), _ctx(task, rounds))
+    assert auto.choice == _choice_for(task, rounds)
+    result = run(task, auto, None, Budget(4))
+    assert len(result.records) == 4
+
+
+@pytest.mark.cli
+def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path):
+    """One subprocess: the summary's auto lines and the MLflow run's auto.* tags."""
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    proc = run_cli("algo=auto", "task=branin", "budget.rounds=4", f"tracking.uri={uri}", "progress=false")
+    lines = proc.stdout.splitlines()
+    choice = next(line.split(": ", 1)[1] for line in lines if line.startswith("auto.choice: "))
+    assert choice in ("gp_ei", "turbo", "random")
+    assert any(line.startswith("auto.reason: ") and len(line) > 20 for line in lines)
+    client = MlflowClient(tracking_uri=uri)
+    (run_,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    tags = run_.data.tags
+    assert tags["algo"] == "auto" and tags["auto.choice"] == choice and tags["auto.reason"]
+    assert tags["auto.choice"] == decide(SpaceProfile(floats=2, integers=0, categoricals=0), 4).algo
+    assert tags["auto.reason"] == decide(SpaceProfile(floats=2, integers=0, categoricals=0), 4).reason
+
+
+def test_the_auto_check_studies_compose_auto_and_every_algorithm_it_picks_from():
+    """experiment=auto_check (cells) and auto_check_bbob (algo sweep): every row composes and validates."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from hpoflow.config.schema import CONF_DIR, register_configs
+    from hpoflow.config.settings import validate
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        bbob = compose(config_name="config", overrides=["experiment=auto_check_bbob"], return_hydra_config=True)
+        algos = str(bbob.hydra.sweeper.params.algo).split(",")
+        assert set(algos) == {"random", "gp_ei", "turbo", "auto"} and bbob.budget.rounds == 40
+        mixed = compose(config_name="config", overrides=["experiment=auto_check"], return_hydra_config=True)
+        cells = OmegaConf.to_container(mixed.hydra.sweeper.cells)
+        assert set(cells) == {"random", "gp_ei", "gp_ei_snap", "turbo", "auto"}
+        rows = [["experiment=auto_check_bbob", "task=bbob", f"algo={a}"] for a in algos]
+        rows += [["experiment=auto_check", *(f"{k}={v}" for k, v in cell.items())] for cell in cells.values()]
+        for overrides in rows:
+            s = validate(OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True))
+            assert s.algo_entry.name == overrides[-1 if "bbob" in overrides[0] else 1].split("=")[1]
