@@ -1,34 +1,49 @@
 """A study at scale, three ways: hpoflow's Ray launcher vs Ray Tune vs Optuna (random search on Branin).
 
 One invocation, one table. Each way runs N runs ("trials") of random search with ``--rounds`` evaluations, every
-evaluation stored as one step, on ``--cpus`` CPUs of this machine, into a SQLite store of its own:
+evaluation stored as one step, on ``--cpus`` CPUs of this machine, into a store of the kind ``--store`` names:
 
 * hpoflow: ``python -m hpoflow -m hydra/launcher=ray hydra.launcher.num_cpus=C algo=random task=branin
-  seed=range(0,N) budget.rounds=R`` into ``sqlite:///.../mlflow.db`` (a study: N child runs under one parent);
+  seed=range(0,N) budget.rounds=R`` (a study: N child runs under one parent);
 * Ray Tune: ``tune.Tuner`` on a local Ray of C CPUs, N trials each reporting R values, with
-  ``MLflowLoggerCallback`` into a SQLite MLflow store;
-* Optuna: one study, ``n_jobs=C`` threads, RDB storage on SQLite, N trials each ``trial.report``-ing R values.
+  ``MLflowLoggerCallback`` into an MLflow store of the same kind;
+* Optuna: one study, ``n_jobs=C`` threads, RDB storage, N trials each ``trial.report``-ing R values.
+
+``--store sqlite``: each way its own SQLite file. ``--store postgresql``: one PostgreSQL started by
+``scripts/tracking_server.sh`` (free loopback ports) with MLflow's server on it: hpoflow and Ray Tune log to
+that server (``http://``), Optuna's RDB storage is a database of its own on the same PostgreSQL.
 
 Columns: wall time of the whole study (driver process start to exit), runs per minute, per-run overhead
 (``(wall x C - N x R x t_eval) / N``: the CPU-slot seconds each run costs beyond its objective, ``t_eval`` timed
-here), the driver's peak resident memory (VmHWM of the driver process; Ray's and the workers' memory is not in it),
-and the steps found in the store afterwards (each must be stored exactly once: N x R).
+here), CPU seconds per run of the study's processes (the driver and everything it started: Ray and its
+workers; sampled from /proc every 0.5 s, so a robust figure on a shared machine where wall time depends on
+the neighbours' load) and of the tracking server (MLflow server + PostgreSQL, ``--store postgresql`` only), the
+driver's peak resident memory (VmHWM of the driver process), and the steps found in the store afterwards
+(each must be stored exactly once: N x R).
 
-    python scripts/bench_scale.py --n 100             # what fits on a shared 2-core machine (minutes)
-    python scripts/bench_scale.py --n 1000            # the issue's 1,000-run figure
+``--n-tune`` runs Ray Tune on fewer trials than the others (at about 10 s of wall time per trial on 2 CPUs,
+1,000 trials take hours): its row says its N, and the ratios compare wall time *per run* then.
+
+    python scripts/bench_scale.py --n 100                       # what fits on a shared 2-core machine (minutes)
+    python scripts/bench_scale.py --n 1000                      # the issue's 1,000-run figure
+    python scripts/bench_scale.py --n 1000 --store postgresql   # ... into the PostgreSQL-backed server
+    python scripts/bench_scale.py --n 1000 --report              # ... and time the report over hpoflow's study
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
-import sqlite3
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +65,7 @@ def eval_seconds() -> float:
 
 
 # -- the ways, each run in its own process (the driver) ----------------------------------------------------
-def run_tune(n: int, rounds: int, cpus: int, folder: Path) -> None:
+def run_tune(n: int, rounds: int, cpus: int, folder: Path, store: str) -> None:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a loopback-only local Ray
     import numpy as np
     import ray
@@ -66,21 +81,22 @@ def run_tune(n: int, rounds: int, cpus: int, folder: Path) -> None:
             tune.report({"value": value, "best_value": best})
 
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, _node_ip_address="127.0.0.1")  # a new one
+    tracking_uri = store or f"sqlite:///{folder / 'tune.db'}"
     tuner = tune.Tuner(
         tune.with_resources(trainable, {"cpu": 1}),
         param_space={"seed": tune.grid_search(list(range(n)))},
         run_config=tune.RunConfig(name="bench_scale", storage_path=str(folder / "tune"), verbose=0,
-                                  callbacks=[MLflowLoggerCallback(tracking_uri=f"sqlite:///{folder / 'tune.db'}",
+                                  callbacks=[MLflowLoggerCallback(tracking_uri=tracking_uri,
                                                                   experiment_name="bench_scale_tune")]))
     tuner.fit()
 
 
-def run_optuna(n: int, rounds: int, cpus: int, folder: Path) -> None:
+def run_optuna(n: int, rounds: int, cpus: int, folder: Path, store: str) -> None:
     import numpy as np
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(storage=f"sqlite:///{folder / 'optuna.db'}", study_name="bench_scale",
+    study = optuna.create_study(storage=store or f"sqlite:///{folder / 'optuna.db'}", study_name="bench_scale",
                                 sampler=optuna.samplers.RandomSampler(seed=0))
 
     def objective(trial: optuna.Trial) -> float:
@@ -95,10 +111,10 @@ def run_optuna(n: int, rounds: int, cpus: int, folder: Path) -> None:
     study.optimize(objective, n_trials=n, n_jobs=cpus)
 
 
-def hpoflow_command(n: int, rounds: int, cpus: int, folder: Path) -> list[str]:
+def hpoflow_command(n: int, rounds: int, cpus: int, folder: Path, store: str) -> list[str]:
     return [sys.executable, "-m", "hpoflow", "-m", "hydra/launcher=ray", f"hydra.launcher.num_cpus={cpus}",
             "algo=random", "task=branin", f"seed=range(0,{n})", f"budget.rounds={rounds}", "progress=false",
-            f"tracking.uri=sqlite:///{folder / 'hpoflow.db'}", "tracking.experiment=bench_scale"]
+            f"tracking.uri={store or 'sqlite:///' + str(folder / 'hpoflow.db')}", "tracking.experiment=bench_scale"]
 
 
 # -- measuring -----------------------------------------------------------------------------------------------
@@ -112,81 +128,211 @@ def _peak_kib(pid: int) -> int:
     return 0
 
 
-def measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str]:
-    """Wall seconds, driver peak MiB, exit status and the output's tail of ``cmd``."""
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+def _cpu_ticks(pid: int) -> tuple[int, int]:
+    """(parent pid, user + system clock ticks) of a live process, (-1, 0) if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[1]), int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return -1, 0
+
+
+def _tree_ticks(roots: set[int], seen: dict[int, int]) -> None:
+    """Record the CPU ticks of every process under ``roots`` (their descendants included) into ``seen``."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            parents[int(entry.name)] = _cpu_ticks(int(entry.name))
+    for pid, (_, ticks) in parents.items():
+        up, hops = pid, 0
+        while up not in roots and up > 1 and hops < 50:
+            up, hops = parents.get(up, (-1, 0))[0], hops + 1
+        if up in roots:
+            seen[pid] = max(seen.get(pid, 0), ticks)
+
+
+def measure(cmd: list[str], cwd: Path, servers: set[int], tree: Path = ROOT,
+            ) -> tuple[float, float, float, float, int, str]:
+    """Wall seconds, CPU seconds of the command's process tree, CPU seconds of the ``servers`` trees meanwhile,
+    driver peak MiB, exit status and the output's tail of ``cmd`` (run with ``tree``'s hpoflow)."""
+    env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    hz = os.sysconf("SC_CLK_TCK")
+    server_before: dict[int, int] = {}
+    _tree_ticks(servers, server_before)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = [0]
+    mine: dict[int, int] = {}
+    server_after: dict[int, int] = {}
 
     def poll() -> None:
         while proc.poll() is None:
             peak[0] = max(peak[0], _peak_kib(proc.pid))
-            time.sleep(0.2)
+            _tree_ticks({proc.pid}, mine)
+            _tree_ticks(servers, server_after)
+            time.sleep(0.5)
 
     watcher = threading.Thread(target=poll, daemon=True)
     watcher.start()
     out, _ = proc.communicate()
     wall = time.perf_counter() - start
     watcher.join()
-    return wall, peak[0] / 1024, proc.returncode, out[-3000:]
+    _tree_ticks(servers, server_after)
+    cpu = sum(mine.values()) / hz
+    server_cpu = sum(t - server_before.get(pid, 0) for pid, t in server_after.items()) / hz
+    return wall, cpu, server_cpu, peak[0] / 1024, proc.returncode, out[-3000:]
 
 
-def steps(db: Path, sql: str) -> tuple[int, int]:
-    """(rows, distinct (run, step) pairs) that ``sql`` counts."""
-    with sqlite3.connect(db) as con:
-        return con.execute(sql).fetchone()
+def _sql_counts(url: str, sql: str) -> tuple[int, int]:
+    """(rows, distinct (run, step) pairs) that ``sql`` counts in the database at ``url`` (SQLAlchemy URL)."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url)
+    try:
+        with engine.connect() as con:
+            row = con.execute(sqlalchemy.text(sql)).one()
+            return int(row[0]), int(row[1])
+    finally:
+        engine.dispose()
+
+
+@contextlib.contextmanager
+def postgres(folder: Path) -> Iterator[dict[str, Any]]:
+    """PostgreSQL + MLflow's server from scripts/tracking_server.sh on free loopback ports, and a second database
+    ``optuna`` on it; yields the URIs and the server processes' pids."""
+    import socket
+
+    def free_port() -> int:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+
+    server_dir = Path(tempfile.mkdtemp(prefix="bench_scale-server-"))  # postgres must reach it: not private
+    os.chmod(server_dir, 0o755)
+    env = dict(os.environ, HPOFLOW_SERVER_DIR=str(server_dir), PORT=str(free_port()), PG_PORT=str(free_port()),
+               PYTHON=sys.executable, WORKERS="2")
+    script = ROOT / "scripts" / "tracking_server.sh"
+    started = subprocess.run(["bash", str(script), "start"], env=env, capture_output=True, text=True, timeout=900)
+    try:
+        if started.returncode != 0:
+            raise RuntimeError(f"tracking_server.sh start failed: {started.stdout}{started.stderr}")
+        password = (server_dir / "pg_password").read_text().strip()
+        base = f"postgresql+psycopg2://mlflow:{password}@127.0.0.1:{env['PG_PORT']}"
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(f"{base}/mlflow", isolation_level="AUTOCOMMIT")
+        with engine.connect() as con:
+            con.execute(sqlalchemy.text("CREATE DATABASE optuna"))
+        engine.dispose()
+        pids = {int((server_dir / "run" / "mlflow.pid").read_text())}
+        pids.add(int((server_dir / "pgdata" / "postmaster.pid").read_text().split()[0]))
+        yield {"http": f"http://127.0.0.1:{env['PORT']}", "mlflow_db": f"{base}/mlflow",
+               "optuna_db": f"{base}/optuna", "pids": pids}
+    finally:
+        subprocess.run(["bash", str(script), "stop"], env=env, capture_output=True, timeout=300)
+        shutil.rmtree(server_dir, ignore_errors=True)
+
+
+MLFLOW_STEPS = ("SELECT count(*), count(DISTINCT m.run_uuid || ':' || m.step) FROM metrics m JOIN runs r "
+                "ON r.run_uuid = m.run_uuid JOIN experiments e ON e.experiment_id = r.experiment_id "
+                "WHERE e.name = '{experiment}' AND m.key = '{key}'")
+OPTUNA_STEPS = "SELECT count(*), count(DISTINCT trial_id || ':' || step) FROM trial_intermediate_values"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="runs (trials) per way")
+    parser.add_argument("--n-tune", type=int, help="trials for Ray Tune (default: --n)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--ways", default="hpoflow,tune,optuna")
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--report", action="store_true", help="then time python -m hpoflow.report over hpoflow's "
+                        "study (its N runs, read from the same store)")
+    parser.add_argument("--baseline", type=Path, help="another checkout of hpoflow: adds the way hpoflow@baseline, "
+                        "the same study with that checkout's code (a before/after in one invocation)")
     parser.add_argument("--way", help=argparse.SUPPRESS)  # internal: run one baseline in this process
     parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--uri", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.way:
-        {"tune": run_tune, "optuna": run_optuna}[args.way](args.n, args.rounds, args.cpus, Path(args.folder))
+        {"tune": run_tune, "optuna": run_optuna}[args.way](args.n, args.rounds, args.cpus, Path(args.folder),
+                                                           args.uri)
         return 0
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"
     t_eval = eval_seconds()
     rows = []
-    with tempfile.TemporaryDirectory(prefix="bench_scale-") as tmp:
+    reports: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench_scale-") as tmp, contextlib.ExitStack() as stack:
         folder = Path(tmp)
-        for way in args.ways.split(","):
-            if way == "hpoflow":
-                cmd = hpoflow_command(args.n, args.rounds, args.cpus, folder)
-                count = ("hpoflow.db", "SELECT count(*), count(DISTINCT run_uuid || ':' || step) FROM metrics "
-                                       "WHERE key = 'query_cost'")
+        server: dict[str, Any] = stack.enter_context(postgres(folder)) if args.store == "postgresql" else {}
+        ways = args.ways.split(",")
+        if args.baseline:
+            ways.insert(ways.index("hpoflow") if "hpoflow" in ways else 0, "hpoflow@baseline")
+        for way in ways:
+            n = args.n_tune if way == "tune" and args.n_tune else args.n
+            sqlite_url = f"sqlite:///{folder / (way + '.db')}"
+            if way == "optuna":
+                uri = server.get("optuna_db", sqlite_url)
+                count = (uri, OPTUNA_STEPS)
             else:
-                cmd = [sys.executable, __file__, "--way", way, "--n", str(args.n), "--rounds", str(args.rounds),
-                       "--cpus", str(args.cpus), "--folder", str(folder)]
-                count = {"tune": ("tune.db", "SELECT count(*), count(DISTINCT run_uuid || ':' || step) FROM metrics "
-                                             "WHERE key = 'value'"),
-                         "optuna": ("optuna.db", "SELECT count(*), count(DISTINCT trial_id || ':' || step) FROM "
-                                                 "trial_intermediate_values")}[way]
-            wall, peak, status, tail = measure(cmd, folder)
+                uri = server.get("http", sqlite_url)
+                key = "value" if way == "tune" else "query_cost"
+                experiment = {"tune": "bench_scale_tune", "hpoflow": "bench_scale"}.get(way, "bench_scale_baseline")
+                count = (server.get("mlflow_db", sqlite_url), MLFLOW_STEPS.format(experiment=experiment, key=key))
+            if way.startswith("hpoflow"):
+                cmd = hpoflow_command(n, args.rounds, args.cpus, folder, uri)
+                if way != "hpoflow":
+                    cmd[-1] = f"tracking.experiment={experiment}"
+            else:
+                cmd = [sys.executable, __file__, "--way", way, "--n", str(n), "--rounds", str(args.rounds),
+                       "--cpus", str(args.cpus), "--folder", str(folder), "--uri", uri]
+            wall, cpu, server_cpu, peak, status, tail = measure(
+                cmd, folder, server.get("pids", set()), args.baseline if way == "hpoflow@baseline" else ROOT)
             if status != 0:
                 print(f"{way} failed (exit {status}):\n{tail}", file=sys.stderr)
                 return 1
-            stored, distinct = steps(folder / count[0], count[1])
-            overhead = (wall * args.cpus - args.n * args.rounds * t_eval) / args.n
-            rows.append((way, wall, 60 * args.n / wall, overhead, peak, stored, distinct))
-    print(f"bench_scale: N={args.n} runs x {args.rounds} rounds, random search on Branin, {args.cpus} CPUs, SQLite "
-          f"stores; objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end "
-          f"{os.getloadavg()[0]:.1f}")
-    print("| way | wall s | runs/min | overhead s/run | driver peak MiB | steps stored (distinct) |")
-    print("|---|---|---|---|---|---|")
-    for way, wall, rate, overhead, peak, stored, distinct in rows:
-        ok = "" if stored == distinct == args.n * args.rounds else " (NOT exactly once)"
-        print(f"| {way} | {wall:.1f} | {rate:.1f} | {overhead:.2f} | {peak:.0f} | {stored} ({distinct}){ok} |")
-    base = dict((r[0], r[1]) for r in rows)
-    if "hpoflow" in base:
-        ratios = [f"{base['hpoflow'] / base[w]:.2f}x {w}" for w in ("tune", "optuna") if w in base]
-        print("hpoflow wall time: " + ", ".join(ratios) if ratios else "")
+            stored, distinct = _sql_counts(*count)
+            overhead = (wall * args.cpus - n * args.rounds * t_eval) / n
+            rows.append((way, n, wall, 60 * n / wall, overhead, cpu / n, server_cpu / n, peak, stored, distinct,
+                         n * args.rounds))
+            print(f"  {way}: N={n} wall {wall:.1f} s, CPU {cpu / n:.2f} s/run, server CPU {server_cpu / n:.2f} s/run, "
+                  f"driver peak {peak:.0f} MiB, steps {stored} ({distinct}); load average {os.getloadavg()[0]:.1f}",
+                  file=sys.stderr, flush=True)
+            if way == "hpoflow" and args.report:
+                report_cmd = [sys.executable, "-m", "hpoflow.report", f"tracking.uri={uri}",
+                              "tracking.experiment=bench_scale", f"report.out={folder / 'report'}"]
+                r_wall, r_cpu, r_server, _, r_status, r_tail = measure(report_cmd, folder, server.get("pids", set()))
+                if r_status != 0:  # noted in the table's footer; the other ways still run
+                    print(f"the report failed (exit {r_status}):\n{r_tail}", file=sys.stderr)
+                    reports.append(f"python -m hpoflow.report over hpoflow's {n} runs FAILED (exit {r_status}) after "
+                                   f"{r_wall:.1f} s: {r_tail.strip().splitlines()[-1][:300]}")
+                    continue
+                reports.append(f"python -m hpoflow.report over hpoflow's {n} runs (tracking.uri={uri.split('://')[0]}"
+                               f"://...): {r_wall:.1f} s wall, {r_cpu:.1f} CPU s" +
+                               (f", server {r_server:.1f} CPU s" if server else ""))
+    kind = "SQLite stores (one file per way)" if args.store == "sqlite" else (
+        "PostgreSQL (MLflow server for hpoflow and Ray Tune, RDB storage for Optuna)")
+    print(f"bench_scale: {args.rounds} rounds per run, random search on Branin, {args.cpus} CPUs, {kind}; "
+          f"objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end {os.getloadavg()[0]:.1f}")
+    print("| way | runs | wall s | runs/min | overhead s/run | CPU s/run | server CPU s/run | driver peak MiB | "
+          "steps stored (distinct) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for way, n, wall, rate, overhead, cpu, server_cpu, peak, stored, distinct, expected in rows:
+        ok = "" if stored == distinct == expected else f" (NOT exactly once: {expected} expected)"
+        print(f"| {way} | {n} | {wall:.1f} | {rate:.1f} | {overhead:.2f} | {cpu:.2f} | "
+              f"{server_cpu:.2f} | {peak:.0f} | {stored} ({distinct}){ok} |")
+    per_run = {r[0]: r[2] / r[1] for r in rows}
+    same_n = {r[0]: r[1] for r in rows}
+    if "hpoflow" in per_run:
+        ratios = [f"{per_run['hpoflow'] / per_run[w]:.2f}x {w}" + ("" if same_n[w] == same_n["hpoflow"] else
+                                                                     f" (per run: {w} ran {same_n[w]} trials)")
+                  for w in ("hpoflow@baseline", "tune", "optuna") if w in per_run]
+        if ratios:
+            print("hpoflow wall time: " + ", ".join(ratios) + " (targets: <= 1.0x tune, <= 1.5x optuna)")
+    for line in reports:
+        print(line)
     return 0
 
 

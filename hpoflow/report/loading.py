@@ -177,10 +177,14 @@ def _runs_sql(store: Any, exp_ids: list[str]) -> pd.DataFrame:
 
 
 def _runs_client(client: Any, exp_ids: list[str]) -> pd.DataFrame:
-    """The same table from ``MlflowClient.search_runs`` (paged), for stores without SQL access."""
+    """The same table from ``MlflowClient.search_runs`` (pages of 1,000 runs, each given up to
+    ``backend.BULK_READ_TIMEOUT_S``), for stores without SQL access."""
+    from hpoflow.store.backend import patient_http
+
     rows, token = [], None
     while True:
-        page = client.search_runs(exp_ids, max_results=50_000, page_token=token)
+        with patient_http():
+            page = client.search_runs(exp_ids, max_results=1000, page_token=token)
         for r in page:
             row = {"run_id": r.info.run_id, "run_name": r.info.run_name, "experiment_id": r.info.experiment_id,
                    "status": r.info.status, "start_time": r.info.start_time, "end_time": r.info.end_time}

@@ -74,12 +74,14 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
-        from hpoflow.store.checkpoint_artifacts import ArtifactMirror, in_store
+        from hpoflow.store.checkpoint_artifacts import THROTTLE_S, ArtifactMirror, in_store
 
         if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
-            checkpointer.mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
-                                                 first_slot=0 if loaded is None else int(loaded) + 1)
+            mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
+                                    first_slot=0 if loaded is None else int(loaded) + 1, throttle_s=THROTTLE_S)
+            checkpointer.mirror = mirror
+            tracker.after_flush = partial(mirror.after_flush, checkpointer.path)
     budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
@@ -176,13 +178,21 @@ def _build_surrogate(entry: Any, config: Any, dim: int, **kwargs: Any) -> Any:
     return entry.load()(config, dim, **kwargs)
 
 
+_COMMITS: dict[str, str] = {}  # the git commit of each working directory, asked once per process
+
+
 def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             check=False)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+    """The commit of the current directory's git checkout (once per directory and process: the jobs of a sweep
+    in one worker process share it; a fork of git costs ~10 ms in a large process)."""
+    cwd = os.getcwd()
+    if cwd not in _COMMITS:
+        try:
+            out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                                 check=False)
+            _COMMITS[cwd] = out.stdout.strip() or "unknown"
+        except (OSError, subprocess.SubprocessError):
+            _COMMITS[cwd] = "unknown"
+    return _COMMITS[cwd]
 
 
 def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: str) -> dict[str, str]:

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 DEFAULT_DB = "outputs/mlflow.db"
-_READY: set[str] = set()  # SQLite stores this process has already initialised
+_READY: set[tuple[str, int, int]] = set()  # stores this process has already initialised: (uri, inode, device)
+_EXPERIMENTS: dict[tuple[str, int, int, str], str] = {}  # experiment ids this process has looked up or created
 _JITTER = random.SystemRandom()  # never the seeded global RNG: retries must not change a run's trajectory
 
 
@@ -61,6 +62,28 @@ HTTP_DEFAULTS = {  # a dead server fails in ~15 s, not MLflow's minutes (its def
 }
 
 
+BULK_READ_TIMEOUT_S = "120"  # a report's page of 1,000 runs from a busy server can take longer than 5 s
+
+
+@contextlib.contextmanager
+def patient_http(timeout_s: str = BULK_READ_TIMEOUT_S) -> Iterator[None]:
+    """Within the block, MLflow's HTTP requests may take ``timeout_s`` seconds (bulk reads of a large study),
+    unless the user set ``MLFLOW_HTTP_REQUEST_TIMEOUT`` to something other than hpoflow's default."""
+    key = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+    before = os.environ.get(key)
+    if before not in (None, HTTP_DEFAULTS[key]):
+        yield
+        return
+    os.environ[key] = timeout_s
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+
+
 def _client(uri: str) -> Any:
     """An MlflowClient; for an http(s) server, MLflow's retry and timeout settings default to HTTP_DEFAULTS
     (the user's own ``MLFLOW_HTTP_REQUEST_*`` environment variables win)."""
@@ -73,14 +96,38 @@ def _client(uri: str) -> Any:
     return MlflowClient(tracking_uri=uri)
 
 
+def store_identity(uri: str) -> tuple[str, int, int]:
+    """The key of this process's caches for ``uri``: a SQLite store by its file (inode and device, the inode
+    held open by :mod:`hpoflow.store.health`: a file removed and created again is another store), any other
+    store by its URI."""
+    db = sqlite_path(uri)
+    if db is None:
+        return uri, 0, 0
+    from hpoflow.store.health import _held_descriptor  # pins the inode: a new file cannot reuse its number
+
+    fd = _held_descriptor(db)
+    if fd is None:
+        return uri, -1, -1
+    st = os.fstat(fd)
+    return uri, st.st_ino, st.st_dev
+
+
+def forget_stores() -> None:
+    """Drop this process's caches of initialised stores and experiment ids (tests; a store replaced in place)."""
+    _READY.clear()
+    _EXPERIMENTS.clear()
+
+
 def init_store(uri: str) -> None:
-    """Create the store's schema once (a file lock serialises concurrent creators); SQLite gets WAL mode."""
+    """Create the store's schema once per process (a file lock serialises concurrent creators); SQLite gets WAL
+    mode; a server is asked once whether it answers."""
+    if store_identity(uri) in _READY:
+        return
     db = sqlite_path(uri)
     if db is None:
         client = _client(uri)
         retry(lambda: client.search_experiments(max_results=1))
-        return
-    if uri in _READY:
+        _READY.add(store_identity(uri))
         return
     db.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(db.with_name(db.name + ".lock")):
@@ -94,7 +141,7 @@ def init_store(uri: str) -> None:
         retry(lambda: client.search_experiments(max_results=1))  # creates the tables on a fresh file
         if fresh:
             _default_experiment_beside(db, artifact_location(uri))
-    _READY.add(uri)
+    _READY.add(store_identity(uri))
 
 
 def _default_experiment_beside(db: Path, location: str | None) -> None:
@@ -111,32 +158,60 @@ def _default_experiment_beside(db: Path, location: str | None) -> None:
 
 
 def make_client(uri: str) -> Any:
-    """An MlflowClient for ``uri``; a SQLite store is initialised first (folder, schema, WAL)."""
+    """An MlflowClient for ``uri``; a SQLite store is initialised first (folder, schema, WAL), once per process.
+
+    Cheap after the first call: MLflow keeps one store object (engine, connection pool) per URI in a process,
+    so a reused worker process (Ray, joblib) pays for the store only once."""
     if sqlite_path(uri) is not None:
         init_store(uri)
     return retry(lambda: _client(uri))
 
 
+def find_experiment(client: Any, name: str, refuse_deleted: bool = True) -> str | None:
+    """The id of the experiment ``name`` in the client's store, or None; an active one is looked up once per
+    process (a deleted one every time, and refused unless ``refuse_deleted=False``).
+
+    Raises:
+        MlflowException: the experiment exists but was deleted (one line naming it and what to do).
+    """
+    uri = str(client.tracking_uri)
+    key = store_identity(uri) + (name,)
+    if key in _EXPERIMENTS:
+        return _EXPERIMENTS[key]
+    exp = retry(lambda: client.get_experiment_by_name(name))
+    if exp is None:
+        return None
+    if exp.lifecycle_stage == "deleted":
+        if not refuse_deleted:
+            return str(exp.experiment_id)
+        from mlflow.exceptions import MlflowException
+
+        raise MlflowException(f"tracking.experiment='{name}' was deleted in this store; restore it "
+                              "(mlflow experiments restore) or choose another name")
+    _EXPERIMENTS[key] = str(exp.experiment_id)
+    return _EXPERIMENTS[key]
+
+
 def get_or_create_experiment(client: Any, name: str, artifact_root: str | None) -> str:
-    """Experiment id for ``name``, creating it; a concurrent creator winning the race is fine."""
+    """Experiment id for ``name``, creating it; a concurrent creator winning the race is fine. The id is
+    remembered for this process (:func:`find_experiment`): the jobs of a sweep look it up once per worker."""
     from mlflow.exceptions import MlflowException
 
     def attempt() -> str:
-        exp = client.get_experiment_by_name(name)
-        if exp is not None:
-            if exp.lifecycle_stage == "deleted":
-                raise MlflowException(f"tracking.experiment='{name}' was deleted in this store; restore it "
-                                      "(mlflow experiments restore) or choose another name")
-            return exp.experiment_id
+        found = find_experiment(client, name)
+        if found is not None:
+            return found
         try:
-            return client.create_experiment(name, artifact_location=artifact_root)
+            created = str(client.create_experiment(name, artifact_location=artifact_root))
+            _EXPERIMENTS[store_identity(str(client.tracking_uri)) + (name,)] = created
+            return created
         except MlflowException as exc:
             if "locked" in str(exc).lower():
                 raise
-            exp = client.get_experiment_by_name(name)
-            if exp is None:
+            found = find_experiment(client, name)
+            if found is None:
                 raise
-            return exp.experiment_id
+            return found
 
     return retry(attempt)
 

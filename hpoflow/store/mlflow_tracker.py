@@ -73,6 +73,8 @@ class MlflowTracker:
         self._heartbeat: leases.Heartbeat | None = None
         self._lease: leases.Lease | None = None
         self._lost: BaseException | None = None  # LeaseLost / StoreLost once seen: nothing more is written
+        self.after_flush: Callable[[], None] | None = None  # called after each metric batch written (not in a
+        self._closing: RunStatus | None = None                 # FINISHED end): the checkpoint's store copy
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
@@ -180,6 +182,8 @@ class MlflowTracker:
             with signals.deferred():  # a batch is written whole, and dropped from the buffer, or neither
                 retry(partial(self.client.log_batch, run_id, metrics=batch, tags=tags_now))
                 self._buffer = self._buffer[MAX_BATCH:]
+            if batch and self.after_flush is not None and self._closing is not RunStatus.FINISHED:
+                self.after_flush()
             if last:
                 pending = []
         self._rounds_since_flush = 0
@@ -196,6 +200,7 @@ class MlflowTracker:
         if self.run_id is None or self._finished:
             return
         self._finished = True
+        self._closing = status
         try:
             self._check()  # fence + store health, while the heartbeat still runs (its findings count)
         except (leases.LeaseLost, StoreLost):
@@ -230,8 +235,9 @@ class MlflowTracker:
         finally:
             if not terminated and self._lost is None:
                 retry(lambda: self.client.set_terminated(self.run_id, status=status.value))
-            if self._lease is not None and self._lost is None:
-                leases.release(self.client, self.run_id, self._lease)
+            if self._lease is not None and self._lost is None and not (terminated and status is RunStatus.FINISHED):
+                leases.release(self.client, self.run_id, self._lease)  # a FINISHED run is never re-opened: its
+                # lease tags are left as they are (releasing costs a read and five deletes per run)
 
     def _stop_heartbeat(self) -> None:
         if self._heartbeat is not None:

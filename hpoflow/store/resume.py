@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")  # an MLflow run id
 
+_FETCHED: dict[Path, int] = {}  # checkpoint files this process downloaded from the store: their artifact slot
+
+
 def _from_store(client: Any, run_id: str, tag: str, uri: str) -> Path | None:
     """The run's checkpoint downloaded from the store (http(s) stores keep a copy) to its recorded path, or
     under ``outputs/resumed/<run id>/`` when that path cannot be written here; None without a valid copy."""
@@ -26,7 +29,10 @@ def _from_store(client: Any, run_id: str, tag: str, uri: str) -> Path | None:
             got = fetch(client, run_id, dest)
         except OSError:
             continue
-        return None if got is None else got[0]
+        if got is None:
+            return None
+        _FETCHED[got[0]] = got[1]  # the resumed run writes the other slot first (the loaded one stays whole)
+        return got[0]
     return None
 
 
@@ -92,6 +98,8 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
         check_folder(state, path)
     except CheckpointError as exc:
         raise ConfigError(str(exc)) from None
+    if path in _FETCHED:
+        state.meta["artifact_slot"] = _FETCHED.pop(path)
     raw = dict(state.meta.get("config") or {})
     extra = (differing_override(overrides, composed, raw) if composed is not None else
              next((o for o in overrides if o.lstrip("+~").split("=", 1)[0] not in RESUMABLE_OVERRIDES), None))

@@ -283,17 +283,17 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
 # -- a job of a study -------------------------------------------------------------------------------
 def prepare_job(s: Any) -> Plan:
     """The plan of a study job (validated settings ``s``); marks what it takes over or replaces."""
-    from hpoflow.store.backend import default_uri, make_client, retry
+    from hpoflow.store.backend import default_uri, find_experiment, make_client, retry
 
     client = make_client(s.tracking.uri or default_uri())
     name = s.tracking.experiment or (s.raw.get("task") or {}).get("name")
-    exp = retry(lambda: client.get_experiment_by_name(str(name))) if name else None
-    if exp is None:
+    experiment_id = find_experiment(client, str(name), refuse_deleted=False) if name else None
+    if experiment_id is None:
         return Plan(Action.NEW)
     import os
 
     retry_of = str(s.sweep.invocation) if int(os.environ.get(RETRY_ENV, "0") or 0) > 0 else None
-    decided = plan(client, exp.experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed, retry_of)
+    decided = plan(client, experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed, retry_of)
     if decided.action is Action.RESUME:
         retry(lambda: client.set_tag(decided.run_id, RESUMED_TAG, str(s.sweep.invocation)))
     if decided.superseded:

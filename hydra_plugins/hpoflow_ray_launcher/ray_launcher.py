@@ -108,11 +108,32 @@ def on_loopback(address: str) -> bool:
     return address == "local" or host in ("localhost", "::1") or host.startswith("127.")
 
 
-def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context: HydraContext,
-                 config: DictConfig, task_function: TaskFunction, singleton_state: dict[Any, Any]) -> JobReturn:
-    """One sweep job inside a Ray worker (a reused worker keeps its signal handlers and environment)."""
+_SHARED: dict[str, Any] = {}  # in a (reused) worker process: the sweep's shared objects, by their object ref
+
+
+def _shared(refs: Sequence[Any]) -> list[Any]:
+    """The sweep's shared objects (Hydra context, config, task function, singletons), fetched and unpickled once
+    per worker process rather than once per job (Ray reuses a worker for many jobs; the refs are passed in a
+    list so that Ray does not resolve them for every task)."""
     import ray
 
+    key = "|".join(ref.hex() for ref in refs)
+    if key not in _SHARED:
+        _SHARED.clear()  # a new sweep in this worker: drop the last one's objects
+        _SHARED[key] = ray.get(list(refs))
+    return list(_SHARED[key])
+
+
+def _execute_job(idx: int, attempt: int, overrides: Sequence[str], shared_refs: Sequence[Any],
+                 composed: DictConfig | None, sweep_dir: str) -> JobReturn:
+    """One sweep job inside a Ray worker (a reused worker keeps its signal handlers and environment).
+
+    ``composed``: the job's config as the driver composed it (Hydra's sweeper composes every job once to
+    validate the batch; composing it again here would double the cost of Hydra per job); None: compose here.
+    """
+    import ray
+
+    hydra_context, config, task_function, singleton_state = _shared(shared_refs)
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     saved = {key: os.environ.get(key) for key in (NODE_ENV, ATTEMPT_ENV)}
     os.environ[NODE_ENV] = ray.get_runtime_context().get_node_id()
@@ -120,15 +141,19 @@ def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context
     try:
         setup_globals()
         Singleton.set_state(singleton_state)
-        sweep_config = hydra_context.config_loader.load_sweep_config(config, list(overrides))
+        sweep_config = composed if composed is not None else \
+            hydra_context.config_loader.load_sweep_config(config, list(overrides))
         with open_dict(sweep_config):
+            sweep_config.hydra.sweep.dir = sweep_dir  # absolute: this worker runs wherever ray start ran
             sweep_config.hydra.job.id = f"{sweep_config.hydra.job.name}_{idx}"
             sweep_config.hydra.job.num = idx
         from hydra.core.hydra_config import HydraConfig
 
         HydraConfig.instance().set_config(sweep_config)
-        return run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
-                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+        ret = run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
+                      job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+        ret.cfg = ret.hydra_cfg = None  # the driver reads status, return value and overrides only; a thousand
+        return ret                      # results with both configs would hold hundreds of MB there
     finally:
         for sig, handler in handlers.items():
             if handler is not None:
@@ -138,6 +163,44 @@ def _execute_job(idx: int, attempt: int, overrides: Sequence[str], hydra_context
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+class ComposedConfigs:
+    """Keeps the job configs that Hydra's sweeper composes on the driver to validate a batch
+    (``validate_batch_is_legal`` calls ``config_loader.load_sweep_config`` for every job just before
+    ``launch``), so that the launcher ships them to the workers instead of composing every job twice; the
+    composition itself takes the value-only shortcut of :class:`~hydra_plugins.hpoflow_ray_launcher.compose.
+    SweepComposer` where it can.
+
+    Installed on the config loader instance by :meth:`RayLauncher.setup`; :meth:`take` hands over and forgets
+    a job's config (a miss, e.g. under a sweeper that does not validate, returns None: the worker composes).
+    """
+
+    ATTR = "load_sweep_config"
+
+    def __init__(self, loader: Any) -> None:
+        from hydra_plugins.hpoflow_ray_launcher.compose import SweepComposer
+
+        self.loader = loader
+        self.configs: dict[tuple[str, ...], DictConfig] = {}
+        hydra_compose = type(loader).load_sweep_config
+        self.composer = SweepComposer(loader, lambda master, overrides: hydra_compose(loader, master, overrides))
+        self.install()
+
+    def install(self) -> None:
+        def load_sweep_config(master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
+            cfg = self.composer.compose(master_config, sweep_overrides)
+            self.configs[tuple(sweep_overrides)] = cfg
+            return cfg
+
+        setattr(self.loader, self.ATTR, load_sweep_config)
+
+    def uninstall(self) -> None:
+        """The loader as it was (it is pickled for the workers: no closure, no kept configs with it)."""
+        self.loader.__dict__.pop(self.ATTR, None)
+
+    def take(self, overrides: Sequence[str]) -> DictConfig | None:
+        return self.configs.pop(tuple(overrides), None)
 
 
 class DriverSignal(KeyboardInterrupt):
@@ -209,9 +272,11 @@ class RayLauncher(Launcher):
         self.hydra_context: HydraContext | None = None
         self.retried = 0
         self.failed = 0
+        self.composed: ComposedConfigs | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         self.config, self.task_function, self.hydra_context = config, task_function, hydra_context
+        self.composed = ComposedConfigs(hydra_context.config_loader)
 
     def _init_ray(self) -> Any:
         args = init_args(self.settings.get("address"), dict(os.environ), self.settings.get("num_cpus"),
@@ -240,17 +305,31 @@ class RayLauncher(Launcher):
             config.hydra.sweep.dir = str(sweep_dir)  # absolute: workers run elsewhere
         ray = self._init_ray()
         log.info("Launching %d jobs on Ray, sweep output dir: %s", len(job_overrides), sweep_dir)
+        if self.composed is not None:
+            log.info("Composed on the driver: %d in full, %d as copies differing in values only",
+                     self.composed.composer.full_compositions, self.composed.composer.shortcuts)
         for i, overrides in enumerate(job_overrides):
             log.info("\t#%d : %s", initial_job_idx + i, " ".join(filter_overrides(overrides)))
         remote = ray.remote(_execute_job).options(
             num_cpus=float(self.settings.get("cpus_per_job", 1.0)),
             num_gpus=float(self.settings.get("gpus_per_job", 0.0)),
             max_retries=0, retry_exceptions=False)  # retries are ours: counted, and only for lost workers
-        shared = [ray.put(x) for x in (self.hydra_context, config, self.task_function, Singleton.get_state())]
+        composed: list[Any] = [None] * len(job_overrides)
+        if self.composed is not None:
+            self.composed.uninstall()  # before the context is pickled
+            for pos, overrides in enumerate(job_overrides):
+                cfg = self.composed.take(overrides)
+                composed[pos] = None if cfg is None else ray.put(cfg)  # one copy, kept until the job is done
+        try:
+            shared = [ray.put(x) for x in (self.hydra_context, config, self.task_function, Singleton.get_state())]
+        finally:
+            if self.composed is not None:
+                self.composed.install()  # the next batch is validated (composed) before its launch too
         pending: dict[Any, tuple[int, int]] = {}
 
         def submit(pos: int, attempt: int) -> None:
-            ref = remote.remote(initial_job_idx + pos, attempt, list(job_overrides[pos]), *shared)
+            ref = remote.remote(initial_job_idx + pos, attempt, list(job_overrides[pos]), shared, composed[pos],
+                                str(sweep_dir))
             pending[ref] = (pos, attempt)
 
         for pos in range(len(job_overrides)):
@@ -265,6 +344,7 @@ class RayLauncher(Launcher):
                 pos, attempt = pending.pop(done[0])
                 try:
                     results[pos] = ray.get(done[0])
+                    composed[pos] = None  # its config is no longer needed
                 except lost as exc:
                     idx = initial_job_idx + pos
                     if attempt < max_retries:

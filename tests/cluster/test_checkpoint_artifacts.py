@@ -122,3 +122,36 @@ def test_resume_by_run_id_reads_the_store_copy_when_the_run_folder_is_gone(tmp_p
     print(f"\nkilled after round {round_}, resumed at round {resumed.data.tags['resumed_at_round']} from the "
           f"store's copy; {len(history['query_cost'])} steps, each once, equal to an uninterrupted run")
     assert history == expected
+
+
+def test_a_throttled_mirror_uploads_the_first_save_then_after_each_metric_flush(tmp_path):
+    client = FolderClient(tmp_path / "store")
+    checkpointer = Checkpointer(tmp_path / "run" / "checkpoint.json", {"run_id": "r"})
+    mirror = ArtifactMirror(client, "r", throttle_s=1e9)
+    mirror.after_flush(checkpointer.path)  # nothing saved yet: nothing uploaded
+    checkpointer.mirror = mirror
+    _save_rounds(checkpointer, 5)  # quick rounds: only round 1 goes to the store
+    assert mirror.uploads == 1 and load(tmp_path / "store" / ARTIFACT_DIR / "a.json").round == 1
+    mirror.after_flush(checkpointer.path)  # the tracker wrote a metric batch: the store copy catches up
+    assert mirror.uploads == 2 and load(tmp_path / "store" / ARTIFACT_DIR / "b.json").round == 5
+    checkpointer.mirror = ArtifactMirror(client, "r", throttle_s=0.0)  # throttle passed: every save again
+    _save_rounds(checkpointer, 2)
+    assert checkpointer.mirror.uploads == 2
+
+
+def test_the_tracker_calls_after_flush_for_every_metric_batch_but_not_in_a_finished_end(store):
+    from hpoflow.core.records import OnError
+    from hpoflow.runner.loop import Budget, run
+    from hpoflow.store.mlflow_tracker import MlflowTracker
+    from tests.test_loop import Flaky, _algo
+
+    for task, rounds, expected in ((Flaky(), 10, [4, 8]), (Flaky(interrupt_on={7}), 10, [4, 6])):
+        tracker = MlflowTracker(store, "mirror", "r", flush_every=4, flush_seconds=1e9)
+        tracker.start({"task": {"name": "flaky"}}, {"algo": "random"})
+        calls: list[int] = []
+        tracker.after_flush = lambda t=tracker, c=calls: c.append(len(t._rows))  # rounds logged at each call
+        try:
+            run(task, _algo(task), tracker, Budget(rounds), on_error=OnError.FAIL)
+        except KeyboardInterrupt:
+            pass
+        assert calls == expected  # a KILLED end's last flush is followed by one (the resume needs that copy)
