@@ -75,12 +75,13 @@ def warm_cli() -> Iterator[WarmCli]:
 def run_cli(tmp_path: Path, warm_cli: WarmCli) -> Callable[..., subprocess.CompletedProcess]:
     """Run ``python -m <module> *args`` from a temporary working folder; returns the completed process.
 
-    A child forked from the warm server when ``env`` is the default; a fresh interpreter otherwise (or with
-    ``HPOFLOW_TEST_FRESH_CLI=1``)."""
+    A child forked from the warm server when ``env`` is the default; a fresh interpreter otherwise, for a sweep
+    with a process launcher (``hydra/launcher=...``: joblib's workers wait out their idle timeout under a forked
+    child) and with ``HPOFLOW_TEST_FRESH_CLI=1``."""
 
     def _run(*args: str, module: str = "hpoflow", timeout: float = 600, check: bool = True,
              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        if env is None and not fresh_interpreter_wanted():
+        if env is None and not fresh_interpreter_wanted() and not any("hydra/launcher=" in a for a in args):
             proc = warm_cli.run(module, list(args), tmp_path, timeout)
         else:
             proc = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env or cli_env(),
