@@ -23,7 +23,13 @@ import hydra, mlflow, omegaconf, torch  # the costly imports, once
 from mlflow.tracking import MlflowClient  # noqa: F401
 import hpoflow.config.settings, hpoflow.runner.build, hpoflow.cli.errors, hpoflow.cli.main  # noqa: F401
 from hpoflow.config import registry
-registry.entries("algorithm")  # the registry, loaded once
+for _kind in ("algorithm", "task", "surrogate"):  # every built-in's module (sklearn, gpytorch, ...), once
+    for _entry in registry.entries(_kind):
+        if not _entry.missing():  # an optional extra that is not installed stays unimported
+            try:
+                _entry.load()
+            except Exception:
+                pass
 reply = sys.stdout
 for line in sys.stdin:
     req = json.loads(line)

@@ -96,16 +96,36 @@ def _client(uri: str) -> Any:
     return MlflowClient(tracking_uri=uri)
 
 
+_HELD: dict[Path, int] = {}  # one read-only descriptor per database file, open for the process's lifetime
+
+
+def held_descriptor(db: Path) -> int | None:
+    """A descriptor on ``db`` that pins its inode (a deleted file's inode number cannot be reused while open).
+
+    Never closed: closing any descriptor of a SQLite file drops the process's POSIX locks on it (SQLite's
+    documented caveat), so one per store is kept, and replaced only if the path now names another file.
+    """
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    fd = _HELD.get(db)
+    if fd is not None:
+        held = os.fstat(fd)
+        if (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino):
+            return fd
+    _HELD[db] = os.open(db, os.O_RDONLY)
+    return _HELD[db]
+
+
 def store_identity(uri: str) -> tuple[str, int, int]:
-    """The key of this process's caches for ``uri``: a SQLite store by its file (inode and device, the inode
-    held open by :mod:`hpoflow.store.health`: a file removed and created again is another store), any other
-    store by its URI."""
+    """The key of this process's caches for ``uri``: a SQLite store by its file (inode and device, the inode held
+    open by :func:`held_descriptor`, as :mod:`hpoflow.store.health` holds it: a file removed and created again is
+    another store), any other store by its URI."""
     db = sqlite_path(uri)
     if db is None:
         return uri, 0, 0
-    from hpoflow.store.health import _held_descriptor  # pins the inode: a new file cannot reuse its number
-
-    fd = _held_descriptor(db)
+    fd = held_descriptor(db)  # pins the inode: a new file cannot reuse its number
     if fd is None:
         return uri, -1, -1
     st = os.fstat(fd)

@@ -11,33 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hpoflow.store.backend import sqlite_path
+from hpoflow.store.backend import held_descriptor, sqlite_path
 
 
 class StoreLost(RuntimeError):
     """The tracking store vanished, was replaced, or became read-only during the run."""
-
-
-_HELD: dict[Path, int] = {}  # one read-only descriptor per database file, open for the process's lifetime
-
-
-def _held_descriptor(db: Path) -> int | None:
-    """A descriptor on ``db`` that pins its inode (a deleted file's inode number cannot be reused while open).
-
-    Never closed: closing any descriptor of a SQLite file drops the process's POSIX locks on it (SQLite's
-    documented caveat), so one per store is kept, and replaced only if the path now names another file.
-    """
-    try:
-        st = os.stat(db)
-    except OSError:
-        return None
-    fd = _HELD.get(db)
-    if fd is not None:
-        held = os.fstat(fd)
-        if (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino):
-            return fd
-    _HELD[db] = os.open(db, os.O_RDONLY)
-    return _HELD[db]
 
 
 class StoreHealth:
@@ -45,7 +23,7 @@ class StoreHealth:
 
     def __init__(self, uri: str) -> None:
         self.db: Path | None = sqlite_path(uri)
-        self.fd = _held_descriptor(self.db) if self.db is not None else None
+        self.fd = held_descriptor(self.db) if self.db is not None else None
 
     def check(self) -> None:
         """Raise StoreLost (one line naming the file) unless the store is still there and writable."""

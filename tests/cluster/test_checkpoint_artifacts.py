@@ -143,7 +143,7 @@ def test_the_tracker_calls_after_flush_for_every_metric_batch_but_not_in_a_finis
     from hpoflow.core.records import OnError
     from hpoflow.runner.loop import Budget, run
     from hpoflow.store.mlflow_tracker import MlflowTracker
-    from tests.test_loop import Flaky, _algo
+    from tests.runner.test_loop import Flaky, _algo
 
     for task, rounds, expected in ((Flaky(), 10, [4, 8]), (Flaky(interrupt_on={7}), 10, [4, 6])):
         tracker = MlflowTracker(store, "mirror", "r", flush_every=4, flush_seconds=1e9)

@@ -14,7 +14,7 @@ from hpoflow.runner.loop import Budget, ObjectiveError, run
 from hpoflow.store import backend
 from hpoflow.store import lease as L
 from hpoflow.store.mlflow_tracker import MlflowTracker
-from tests.test_loop import Flaky, _algo
+from tests.runner.test_loop import Flaky, _algo
 
 
 @pytest.fixture
