@@ -125,14 +125,21 @@ def _args(args: list[str]) -> list[str]:
 @pytest.mark.cli
 def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
     """Every case: exit 2, one ``Error:`` line naming the key, no traceback, no secret, and no run created."""
-    from tests.cli_fork import run_many
+    from tests.cli_server import WarmCli
 
     invocations = []
     for i, (_, args, _) in enumerate(ALL_CASES):
         own = any(a.startswith("tracking.uri") for a in args)
         uri = [] if own else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
         invocations.append((tmp_path / str(i), _args([*args, *uri])))
-    results = run_many(invocations, faulty_env())  # one start-up, a fork per case
+    server, results = WarmCli(faulty_env()), []  # one start-up, a fork per case
+    try:
+        for cwd, args in invocations:
+            cwd.mkdir(parents=True, exist_ok=True)
+            proc = server.run("hpoflow", args, cwd, timeout=600)
+            results.append((proc.returncode, proc.stdout, proc.stderr))
+    finally:
+        server.close()
     problems = []
     for i, ((name, args, fragment), (code, out, err)) in enumerate(zip(ALL_CASES, results)):
         lines = [ln for ln in err.splitlines() if ln.strip() and " INFO " not in ln]
@@ -150,7 +157,7 @@ def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
 
 @pytest.mark.cli
 def test_a_few_bad_inputs_through_a_fresh_interpreter(tmp_path):
-    """The fork runner's verdicts hold for a real ``python -m hpoflow`` start-up too."""
+    """The warm server's verdicts (tests/cli_server.py) hold for a real ``python -m hpoflow`` start-up too."""
     picked = [c for c in CASES if c[0] in ("unknown algo", "option after override", "5,000-digit seed")]
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = list(pool.map(lambda c: _cli(tmp_path / c[0].replace(" ", "_"), c[1]), picked))
