@@ -1,9 +1,9 @@
 """hpoflow: declarative hyperparameter-optimisation experiments, and the same loop as a Python library.
 
 ``minimize(fn, space)`` / ``maximize`` tune a function, ``Study(space)`` gives ask/tell for a training loop
-you own, ``make_algorithm(name, space)`` builds any registered algorithm (``make_components(overrides)`` a job's task
-and algorithm), ``run(task, algorithm, ...)`` is the
-common loop itself. Imported on first use, so ``import hpoflow`` (and the CLI's ``--help``) stays fast.
+you own, ``make_algorithm(name, space)`` builds any registered algorithm (``make_components(overrides)`` a job's
+task and algorithm), ``run(task, algorithm, ...)`` is the common loop itself. Imported on first use, so
+``import hpoflow`` (and the CLI's ``--help``) stays fast.
 
 Plug-ins find the pieces they subclass here too: ``hpoflow.Task``, ``hpoflow.AskTellAlgorithm``,
 ``hpoflow.Suggestion``, ``hpoflow.Float`` ... and ``hpoflow.register``. The package is layered, one folder a layer
