@@ -4,14 +4,14 @@ every method of the suite study, block by block.
 
 A block is one (task, seed) that the variant and the suite both ran. Within it, every method is ranked by its final
 best value (1 = best, ties averaged; the same order as the report's normalised regret, which is a per-task affine
-map of it). Each variant is ranked against the suite's methods *without* the suite's own ``auto`` row (that row is
-one of the variant's baselines), so a variant's mean rank reads as "auto's rank if auto ran this". ``W/T/L`` counts
+map of it). The suite's methods (``auto`` included) are ranked among themselves, as the report does; each variant
+is ranked in auto's place (among the suite's other methods), so its mean rank reads as "auto's rank if auto ran
+this". ``W/T/L`` counts
 the blocks where the variant beats / ties / loses to a method; ``p`` is the two-sided Wilcoxon signed-rank test on
 the within-block rank differences (n/a: fewer than 6 untied blocks).
 
-Usage: python scripts/ablate_suites.py --suite-uri sqlite:///.../bbob/mlflow.db --suite bbob_small \\
-           --variant-uri sqlite:///.../abl/mlflow.db --variant abl_center_bbob --label init_center \\
-           --against turbo,gp_ei,nevergrad_ngopt
+Usage: python scripts/ablate_suites.py --base sqlite:///.../bbob/mlflow.db@bbob_small \\
+           --variant sqlite:///.../abl/mlflow.db@abl_center_bbob --label center --against turbo,gp_ei,nevergrad_ngopt
 """
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ def load(uri: str, experiment: str, suffix: str = "") -> pd.DataFrame:
                          "seed": runs["seed"].astype(str), "loss": sign * final}).dropna()
 
 
-def ranks_by_block(suite: pd.DataFrame, variant: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """Rank table (block x method): each variant ranked among the suite's methods less ``auto``."""
-    peers = sorted(set(suite["method"]) - {"auto"})
+def ranks_by_block(suite: pd.DataFrame, variant: pd.DataFrame, methods: list[str] | None = None
+                   ) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Rank table (block x method): each variant ranked among the suite's methods less ``auto`` (or ``methods``)."""
+    peers = sorted(methods or set(suite["method"]) - {"auto"})
     variants = sorted(set(variant["method"]))
     both = pd.concat([suite, variant])
     rows = []
@@ -46,10 +47,8 @@ def ranks_by_block(suite: pd.DataFrame, variant: pd.DataFrame) -> tuple[pd.DataF
         if not all(m in losses for m in (*peers, *variants)):
             continue  # a block not complete in both stores
         row: dict[str, float] = {"task": task, "seed": seed}  # type: ignore[dict-item]
-        base = stats.rankdata([losses[m] for m in peers])
-        row.update(zip(peers, base))
-        if "auto" in losses:
-            row["auto"] = float(stats.rankdata([losses[m] for m in [*peers, "auto"]])[-1])
+        pool = [*peers, *(["auto"] if "auto" in losses else [])]  # the suite's own ranking, auto included
+        row.update(zip(pool, (float(r) for r in stats.rankdata([losses[m] for m in pool]))))
         for v in variants:
             row[v] = float(stats.rankdata([losses[m] for m in [*peers, v]])[-1])
         row.update({f"loss:{m}": float(x) for m, x in losses.items()})
@@ -66,17 +65,19 @@ def versus(table: pd.DataFrame, a: str, b: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite-uri", required=True)
-    parser.add_argument("--suite", required=True, help="the suite study's experiment (bbob_small, sklearn_small)")
-    parser.add_argument("--variant-uri", required=True)
-    parser.add_argument("--variant", required=True, help="the variant runs' experiment")
+    parser.add_argument("--base", action="append", required=True, metavar="URI@EXPERIMENT",
+                        help="baseline runs (the suite study; more stores/experiments add blocks or methods)")
+    parser.add_argument("--variant", action="append", required=True, metavar="URI@EXPERIMENT",
+                        help="the variant runs (their rows are named algo+label)")
     parser.add_argument("--label", default="variant", help="suffix of the variant rows' names (algo+label)")
+    parser.add_argument("--methods", default="", help="rank only among these baseline methods (default: all)")
     parser.add_argument("--against", default="turbo,gp_ei", help="methods to count W/T/L against")
     parser.add_argument("--by", default="", help="a regex on the task key whose first group splits the blocks")
     args = parser.parse_args()
-    suite = load(args.suite_uri, args.suite)
-    variant = load(args.variant_uri, args.variant, f"+{args.label}")
-    table, peers, variants = ranks_by_block(suite, variant)
+    suite = pd.concat([load(*b.rsplit("@", 1)) for b in args.base]).drop_duplicates(["method", "task", "seed"])
+    variant = pd.concat([load(*v.rsplit("@", 1), f"+{args.label}") for v in args.variant])
+    methods = [m for m in args.methods.split(",") if m] or None
+    table, peers, variants = ranks_by_block(suite, variant, methods)
     if table.empty:
         raise SystemExit("no block is complete in both stores")
     groups: dict[str, pd.DataFrame] = {"all": table}
@@ -86,7 +87,7 @@ def main() -> None:
             groups[g] = table[key == g]
     against = [m for m in args.against.split(",") if m]
     for name, t in groups.items():
-        print(f"\n### {args.suite} vs {args.variant}: {name} ({len(t)} blocks)")
+        print(f"\n### {name} ({len(t)} blocks)")
         cols = [*peers, *(["auto"] if "auto" in t else []), *variants]
         mean = {m: float(np.mean(t[m])) for m in cols}
         print("| method | mean rank (variants and auto: each alone among the suite's other methods) |")
