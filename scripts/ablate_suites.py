@@ -4,9 +4,7 @@ every method of the suite study, block by block.
 
 A block is one (task, seed) that the variant and the suite both ran. Within it, every method is ranked by its final
 best value (1 = best, ties averaged; the same order as the report's normalised regret, which is a per-task affine
-map of it). The suite's methods (``auto`` included) are ranked among themselves, as the report does; each variant
-is ranked in auto's place (among the suite's other methods), so its mean rank reads as "auto's rank if auto ran
-this". ``W/T/L`` counts
+map of it), jointly: the suite's methods (``auto`` included unless ``--methods`` leaves it out) and the variants. ``W/T/L`` counts
 the blocks where the variant beats / ties / loses to a method; ``p`` is the two-sided Wilcoxon signed-rank test on
 the within-block rank differences (n/a: fewer than 6 untied blocks).
 
@@ -37,20 +35,19 @@ def load(uri: str, experiment: str, suffix: str = "") -> pd.DataFrame:
 
 def ranks_by_block(suite: pd.DataFrame, variant: pd.DataFrame, methods: list[str] | None = None
                    ) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """Rank table (block x method): each variant ranked among the suite's methods less ``auto`` (or ``methods``)."""
-    peers = sorted(methods or set(suite["method"]) - {"auto"})
+    """Rank table (block x method): the suite's methods (or ``methods``) and the variants ranked jointly."""
+    with_auto = methods is None or "auto" in methods  # the suite's own auto row, ranked with its peers
+    peers = sorted(set(methods or suite["method"]) - {"auto"})
     variants = sorted(set(variant["method"]))
     both = pd.concat([suite, variant])
     rows = []
     for (task, seed), block in both.groupby(["task", "seed"]):
         losses = dict(zip(block["method"], block["loss"]))
-        if not all(m in losses for m in (*peers, *variants)):
+        if not all(m in losses for m in (*peers, *variants, *(["auto"] if with_auto else []))):
             continue  # a block not complete in both stores
         row: dict[str, float] = {"task": task, "seed": seed}  # type: ignore[dict-item]
-        pool = [*peers, *(["auto"] if "auto" in losses else [])]  # the suite's own ranking, auto included
+        pool = [*peers, *(["auto"] if with_auto else []), *variants]  # one joint ranking
         row.update(zip(pool, (float(r) for r in stats.rankdata([losses[m] for m in pool]))))
-        for v in variants:
-            row[v] = float(stats.rankdata([losses[m] for m in [*peers, v]])[-1])
         row.update({f"loss:{m}": float(x) for m, x in losses.items()})
         rows.append(row)
     return pd.DataFrame(rows), peers, variants
@@ -90,7 +87,7 @@ def main() -> None:
         print(f"\n### {name} ({len(t)} blocks)")
         cols = [*peers, *(["auto"] if "auto" in t else []), *variants]
         mean = {m: float(np.mean(t[m])) for m in cols}
-        print("| method | mean rank (variants and auto: each alone among the suite's other methods) |")
+        print("| method | mean rank (joint, 1 = best) |")
         print("|---|---|")
         for m in sorted(cols, key=mean.get):
             print(f"| {m} | {mean[m]:.2f} |")
