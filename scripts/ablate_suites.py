@@ -4,9 +4,9 @@ every method of the suite study, block by block.
 
 A block is one (task, seed) that the variant and the suite both ran. Within it, every method is ranked by its final
 best value (1 = best, ties averaged; the same order as the report's normalised regret, which is a per-task affine
-map of it), jointly: the suite's methods (``auto`` included unless ``--methods`` leaves it out) and the variants. ``W/T/L`` counts
-the blocks where the variant beats / ties / loses to a method; ``p`` is the two-sided Wilcoxon signed-rank test on
-the within-block rank differences (n/a: fewer than 6 untied blocks).
+map of it), jointly: the suite's methods (``auto`` included unless ``--methods`` leaves it out) and the variants.
+``W/T/L`` counts the blocks where the variant beats / ties / loses to a method; ``p`` is the two-sided Wilcoxon
+signed-rank test on the within-block rank differences (scale-free across tasks; n/a: fewer than 6 untied blocks).
 
 Usage: python scripts/ablate_suites.py --base sqlite:///.../bbob/mlflow.db@bbob_small \\
            --variant sqlite:///.../abl/mlflow.db@abl_center_bbob --label center --against turbo,gp_ei,nevergrad_ngopt
@@ -54,7 +54,7 @@ def ranks_by_block(suite: pd.DataFrame, variant: pd.DataFrame, methods: list[str
 
 
 def versus(table: pd.DataFrame, a: str, b: str) -> str:
-    d = table[f"loss:{a}"].to_numpy() - table[f"loss:{b}"].to_numpy()
+    d = table[a].to_numpy() - table[b].to_numpy()  # joint within-block ranks: lower is better
     w, t, lo = int((d < 0).sum()), int((d == 0).sum()), int((d > 0).sum())
     p = stats.wilcoxon(d[d != 0]).pvalue if (d != 0).sum() >= 6 else math.nan
     return f"{w}/{t}/{lo}, " + (f"p={p:.3g}" if not math.isnan(p) else "n/a")
