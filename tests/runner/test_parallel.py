@@ -129,19 +129,19 @@ def _slow(config):
     return _value(config)
 
 
-def test_workers_evaluate_that_many_trials_at_once_and_log_workers_and_pending(ready_store):
+def test_workers_evaluate_that_many_trials_at_once_and_log_workers_and_pending(store):
     from mlflow import MlflowClient
 
     _ACTIVE.update(now=0, max=0)
     result = hpoflow.minimize(_slow, SPACE, algo="gp_ei", rounds=9, seed=0, workers=3,
-                              tracking={"uri": ready_store, "experiment": "parallel"})
+                              tracking={"uri": store, "experiment": "parallel"})
     assert _ACTIVE["max"] == 3 and len(result.records) == 9 and result.status is RunStatus.FINISHED
     assert sorted(int(r.metrics["trial"]) for r in result.records) == list(range(1, 10))
     assert len({tuple(r.config.values()) for r in result.records}) == 9
     assert result.best_value == min(r.value for r in result.records)
-    run = MlflowClient(ready_store).get_run(result.run_id)
+    run = MlflowClient(store).get_run(result.run_id)
     assert run.info.status == "FINISHED" and run.data.params["budget.workers"] == "3"
-    pending = MlflowClient(ready_store).get_metric_history(result.run_id, "pending")
+    pending = MlflowClient(store).get_metric_history(result.run_id, "pending")
     # pending: the other running trials, plus the next one when it was asked ahead while all 3 were busy
     assert sorted(m.step for m in pending) == list(range(1, 10)) and max(m.value for m in pending) in (2, 3)
 
@@ -161,7 +161,7 @@ def test_workers_are_refused_in_one_line_by_an_algorithm_without_a_pending_rule(
         assert "\n" not in str(info.value)
 
 
-def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_round_logged(ready_store):
+def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_round_logged(store):
     from mlflow import MlflowClient
 
     from hpoflow.runner.loop import ObjectiveError
@@ -173,11 +173,11 @@ def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_rou
         return _value(config)
 
     with pytest.raises(ObjectiveError, match="diverged"):
-        hpoflow.minimize(flaky, SPACE, algo="random", rounds=30, seed=0, workers=3, tracking=ready_store)
-    (run,) = MlflowClient(ready_store).search_runs([MlflowClient(ready_store).get_experiment_by_name("flaky")
+        hpoflow.minimize(flaky, SPACE, algo="random", rounds=30, seed=0, workers=3, tracking=store)
+    (run,) = MlflowClient(store).search_runs([MlflowClient(store).get_experiment_by_name("flaky")
                                                    .experiment_id])
     assert run.info.status == "FAILED"
-    steps = sorted(m.step for m in MlflowClient(ready_store).get_metric_history(run.info.run_id, "query_cost"))
+    steps = sorted(m.step for m in MlflowClient(store).get_metric_history(run.info.run_id, "query_cost"))
     assert steps == list(range(1, len(steps) + 1)) and steps  # completed rounds, each once
 
 
@@ -213,14 +213,14 @@ print(json.dumps({"run_id": result.run_id, "n": len(result.records)}))
 
 
 @pytest.mark.cli
-def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tmp_path, ready_store):
+def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tmp_path, store):
     from mlflow import MlflowClient
 
     script = tmp_path / "crash.py"
     script.write_text(CRASH)
 
     def run(kill_at: int) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, str(script), ready_store, str(tmp_path / "ck.json"), str(kill_at)],
+        return subprocess.run([sys.executable, str(script), store, str(tmp_path / "ck.json"), str(kill_at)],
                               cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300, check=False)
 
     victim = run(7)  # call 7 starts once 4 trials are told; 2 others are still running
@@ -228,7 +228,7 @@ def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tm
     resumed = run(0)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     out = json.loads(resumed.stdout.splitlines()[-1])
-    client = MlflowClient(ready_store)
+    client = MlflowClient(store)
     run_ = client.get_run(out["run_id"])  # the killed run itself was continued
     assert run_.info.status == "FINISHED" and int(run_.data.tags["resumed_at_round"]) >= 4 and out["n"] == 10
     for key in ("value", "query_cost", "trial"):
@@ -237,12 +237,12 @@ def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tm
 
 
 @pytest.mark.cli
-def test_the_cli_runs_budget_workers_and_refuses_it_in_one_line(run_cli, ready_store):
+def test_the_cli_runs_budget_workers_and_refuses_it_in_one_line(run_cli, store):
     from mlflow import MlflowClient
 
-    run_cli("algo=gp_ei", "task=branin", "budget.rounds=6", "budget.workers=3", f"tracking.uri={ready_store}",
+    run_cli("algo=gp_ei", "task=branin", "budget.rounds=6", "budget.workers=3", f"tracking.uri={store}",
             "progress=false")
-    client = MlflowClient(ready_store)
+    client = MlflowClient(store)
     (run,) = client.search_runs([client.get_experiment_by_name("branin").experiment_id])
     assert run.info.status == "FINISHED" and run.data.params["budget.workers"] == "3"
     assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "pending")) == list(range(1, 7))
