@@ -6,10 +6,12 @@ the oldest pending trial is told next. This isolates the algorithm's batch behav
 regret after ``--evals`` evaluations at workers=1 and workers=k over many seeds, plus the median distance (unit
 cube) from each new point to the nearest pending one (how far the rule spreads the batch). ``--variant`` switches
 one part off to measure its share: ``refit-every-ask`` (no RefitPacer: hyperparameters refitted as sequentially),
-``no-believer`` (TuRBO: independent Thompson draws, the paper's batch rule without conditioning on pending points).
+``no-believer`` (TuRBO: independent Thompson draws, the paper's batch rule without conditioning on pending points),
+``believer`` (gp_ei: the kriging believer instead of fantasies), ``full-restarts`` (gp_ei: every L-BFGS-B restart
+while trials are pending, not half). Run it with ``PYTHONPATH`` at another checkout to measure that revision.
 
 Usage: python scripts/sim_pending.py --problem hartmann6 --algo gp_ei [--workers 1 4] [--seeds 0 1 2 3 4 5 6 7]
-       [--variant none|refit-every-ask|no-believer]
+       [--variant none|refit-every-ask|no-believer|believer|full-restarts]
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ def simulate(problem: str, algo: str, workers: int, seed: int, evals: int, varia
     """(simple regret after ``evals``, median distance of a new point to its nearest pending one) of one run."""
     import torch
 
+    import hpoflow.algorithms.gp_bo as gp_bo
     import hpoflow.algorithms.turbo as turbo
     from hpoflow.api import make_algorithm
     from hpoflow.core.records import Evaluation
@@ -40,9 +43,13 @@ def simulate(problem: str, algo: str, workers: int, seed: int, evals: int, varia
     algorithm: Any = make_algorithm(algo, space, seed=seed, rounds=evals)
     if variant == "refit-every-ask":
         algorithm.pacer.saw = lambda pending: None  # never "concurrent": refits as a sequential run does
-    believer = turbo.believer
+    if variant == "believer":
+        algorithm.uses_fantasies = False
+    believer, restarts = turbo.believer, getattr(gp_bo, "PENDING_RESTARTS", 1.0)
     if variant == "no-believer":
         turbo.believer = lambda model, X_pending: model
+    if variant == "full-restarts":
+        gp_bo.PENDING_RESTARTS = 1.0
     pending: list[Any] = []
     best, asked, told, distances = math.inf, 0, 0, []
     try:
@@ -61,6 +68,8 @@ def simulate(problem: str, algo: str, workers: int, seed: int, evals: int, varia
             told += 1
     finally:
         turbo.believer = believer
+        if hasattr(gp_bo, "PENDING_RESTARTS"):
+            gp_bo.PENDING_RESTARTS = restarts
     return best - optimum, statistics.median(distances) if distances else math.nan
 
 
@@ -71,7 +80,8 @@ def main() -> None:
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 4])
     parser.add_argument("--seeds", nargs="+", type=int, default=list(range(8)))
     parser.add_argument("--evals", type=int, default=32)
-    parser.add_argument("--variant", default="none", choices=["none", "refit-every-ask", "no-believer"])
+    parser.add_argument("--variant", default="none",
+                        choices=["none", "refit-every-ask", "no-believer", "believer", "full-restarts"])
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     for workers in args.workers:
