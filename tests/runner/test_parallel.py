@@ -323,3 +323,76 @@ def test_conditioning_without_a_refit_matches_the_gp_extended_with_its_hyperpara
     for a, b in zip(model.posterior(Xs), exact.posterior(Xs)):
         assert torch.allclose(a, b, atol=1e-10)
     assert not condition(ExactGP(2), X[:1], y[:1])  # an unfitted GP: the caller updates it as usual
+
+
+
+def test_fantasies_are_the_gp_conditioned_on_each_joint_draw_of_the_pending_outcomes():
+    import copy
+
+    from hpoflow.algorithms.pending import Fantasies, believer
+    from hpoflow.surrogates.gp import ExactGP
+
+    g = torch.Generator().manual_seed(1)
+    X, y = torch.rand(7, 2, generator=g, dtype=torch.float64), torch.rand(7, generator=g, dtype=torch.float64)
+    model = ExactGP(2)
+    model.fit(X, y)
+    X_pending = torch.rand(3, 2, generator=g, dtype=torch.float64)
+    fantasies = Fantasies(believer(model, X_pending), model.n, g, n_fantasies=4)
+    Xs = torch.rand(5, 2, generator=g, dtype=torch.float64)
+    means, var = fantasies.posterior(Xs)
+    assert means.shape == (5, 4) and var.shape == (5,)
+    assert fantasies.outcomes.std(0).min() > 0  # the draws differ
+    for m in range(4):  # the GP extended with draw m's outcomes (given in y's units), hyperparameters kept
+        exact = copy.copy(model)
+        for x, z in zip(X_pending, fantasies.outcomes[m]):
+            exact.extend(x, z * model.y_std + model.y_mean)
+        mean_m, var_m = exact.posterior(Xs, standardized=True)
+        assert torch.allclose(means[:, m], mean_m, atol=1e-8) and torch.allclose(var, var_m, atol=1e-10)
+    assert model.n == 7  # the model itself is untouched
+
+
+def test_fantasy_ei_at_a_pending_point_is_what_is_left_once_its_outcome_is_known():
+    from hpoflow.acquisition.functions import log_expected_improvement
+    from hpoflow.algorithms.pending import Fantasies, believer
+    from hpoflow.surrogates.gp import ExactGP
+
+    X = torch.tensor([[0.1], [0.3], [0.5], [0.7]], dtype=torch.float64)
+    model = ExactGP(1)
+    model.fit(X, X.squeeze(-1))  # rising reward: the believed mean past 0.7 is above the best seen
+    pending = torch.tensor([[0.85]], dtype=torch.float64)
+    kb = believer(model, pending)
+    best = model.standardize(X.squeeze(-1)).max()
+    kb_log_ei = log_expected_improvement(*kb.posterior(pending, standardized=True), best)
+    fantasy_log_ei = Fantasies(kb, model.n, torch.Generator().manual_seed(0)).log_ei(best)(pending)
+    # the believer keeps EI = mean - best > 0 at the pending point itself (its incumbent ignores it), so the next
+    # point may land beside it; averaged over its drawn outcomes, each draw's incumbent includes it
+    assert float(kb_log_ei) > math.log(0.05) and float(fantasy_log_ei) < float(kb_log_ei) - 2.0
+
+
+def test_gp_ei_asks_with_pending_trials_by_fantasies_and_half_the_restarts(monkeypatch):
+    from hpoflow.algorithms import gp_bo
+
+    algo = hpoflow.make_algorithm("gp_ei", SPACE, seed=0, rounds=12)
+    for t in range(1, 4):
+        s = algo.ask(t)
+        algo.tell(s, _value(s.config))
+    seen, maximize = [], gp_bo.acq.maximize
+
+    def spy(fn, dim, generator, config, *args, **kwargs):
+        seen.append((config.num_restarts, algo.fantasies is not None))
+        return maximize(fn, dim, generator, config, *args, **kwargs)
+
+    monkeypatch.setattr(gp_bo.acq, "maximize", spy)
+    first = algo.ask(4)
+    second = algo.ask_pending(5, [first])
+    assert seen == [(10, False), (5, True)] and algo.fantasies is None and algo.pending_rule == "fantasies"
+    assert not torch.allclose(first.x, second.x, atol=1e-3)
+
+
+def test_turbo_draws_from_the_region_once_two_design_points_are_observed_the_rest_pending():
+    study = Study(SPACE, algo="turbo", rounds=16, seed=0)  # design: min(2 d, 16 // 4) = 4 points
+    design = [study.ask() for _ in range(4)]
+    for trial in design[:2]:
+        study.tell(trial, _value(trial.config))
+    trial = study.ask()  # the design all asked, two of it observed and two pending
+    assert trial.suggestion.info["phase"] == 1.0 and "tr_length" in trial.suggestion.info
