@@ -14,6 +14,13 @@ import pytest
 from tests.cli_server import WarmCli, fresh_interpreter_wanted, warm_server
 
 REPO = Path(__file__).resolve().parents[1]
+# One BLAS/OpenMP thread per test process (and per CLI child, which inherits the environment): make test runs one
+# pytest-xdist worker per core, and a second spinning thread per worker cost ~40% more CPU on the torch-heavy files
+# (tests/test_surrogate_pairs.py + tests/tasks/test_bilevel.py: 66 -> 41 user CPU s). The user's own setting wins.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+if "torch" in sys.modules:  # imported before this file (by a plugin): its pool is sized already
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 def cli_env() -> dict[str, str]:
