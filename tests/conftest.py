@@ -58,23 +58,22 @@ def empty_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path, empty_store_file: Path) -> str:
-    """A fresh SQLite MLflow store URI: a copy of :func:`empty_store_file`, so the test (and every CLI call it
-    makes) skips MLflow's table migrations (1.4-2.7 CPU s per new store). Tests of a store that does not exist
-    yet build their own URI."""
-    shutil.copyfile(empty_store_file, tmp_path / "mlflow.db")
-    return f"sqlite:///{tmp_path / 'mlflow.db'}"
-
-
-@pytest.fixture
 def new_store(tmp_path: Path, empty_store_file: Path) -> Callable[[str], str]:
-    """``new_store("ref.db")``: the URI of another fresh store in the test's folder, made like :func:`store`."""
+    """``new_store("ref.db")``: the URI of a fresh SQLite store in the test's folder, a copy of
+    :func:`empty_store_file`, so the test (and every CLI call it makes) skips MLflow's table migrations (1.4-2.7
+    CPU s per new store). Tests of a store that does not exist yet build their own URI."""
 
     def _new(name: str) -> str:
         shutil.copyfile(empty_store_file, tmp_path / name)
         return f"sqlite:///{tmp_path / name}"
 
     return _new
+
+
+@pytest.fixture
+def store(new_store: Callable[[str], str]) -> str:
+    """The test's fresh SQLite MLflow store URI (``mlflow.db`` in its folder; see :func:`new_store`)."""
+    return new_store("mlflow.db")
 
 
 @pytest.fixture(scope="session")
