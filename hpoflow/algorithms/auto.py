@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from hpoflow.algorithms.auto_config import AutoConfig
 from hpoflow.algorithms.auto_rule import Choice, decide, profile
-from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
+from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext, PendingNotSupported
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import KernelSurrogate, LengthscaleSurrogate, StandardizedSurrogate
 
@@ -29,12 +29,17 @@ def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
         from hpoflow.algorithms.turbo_config import TuRBOConfig
 
         return TuRBO(TuRBOConfig(**choice.settings), ctx)
+    if choice.algo == "cobyqa":
+        from hpoflow.algorithms.local_dfo import LocalDFO
+        from hpoflow.algorithms.local_dfo_config import LocalDFOConfig
+
+        return LocalDFO(LocalDFOConfig(**choice.settings), ctx)
     if choice.algo == "random":
         from hpoflow.algorithms.configs import RandomConfig
         from hpoflow.algorithms.random_search import RandomSearch
 
         return RandomSearch(RandomConfig(**choice.settings), ctx)
-    raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, random")
+    raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, cobyqa, random")
 
 
 class Auto(AskTellAlgorithm):
@@ -44,7 +49,7 @@ class Auto(AskTellAlgorithm):
     # the strictest protocol of the algorithms it may pick (turbo's; a surrogate with it serves gp_ei too)
     surrogate_protocol = KernelSurrogate
     surrogate_extras = (StandardizedSurrogate, LengthscaleSurrogate)  # gp_ei's, when it picks gp_ei
-    pending_rule: ClassVar[str | None] = "delegated"  # every algorithm it picks has one (kriging believer, ...)
+    pending_rule: ClassVar[str | None] = "delegated"  # its pick's rule (gp_ei, turbo, random); cobyqa refuses them
 
     def __init__(self, config: AutoConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -62,7 +67,12 @@ class Auto(AskTellAlgorithm):
         self.delegate.tell(suggestion, outcome)
 
     def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
-        return self.delegate.ask_pending(round, pending)
+        try:
+            return self.delegate.ask_pending(round, pending)
+        except PendingNotSupported as exc:
+            raise PendingNotSupported(f"algo=auto picked {self.choice.algo} for this task and budget, which does not "
+                                      f"support pending trials ({self.delegate.pending_refusal}): use workers=1, or "
+                                      "name an algorithm that does, e.g. algo=turbo") from exc
 
     # resume: hpoflow.runner.restore saves a state only where the delegate has one (else it replays through ask/tell)
     def state_dict(self) -> dict[str, Any]:

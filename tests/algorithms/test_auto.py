@@ -9,6 +9,7 @@ import torch
 from hpoflow.algorithms.auto import Auto, build_choice
 from hpoflow.algorithms.auto_config import AutoConfig
 from hpoflow.algorithms.auto_rule import (
+    LOCAL_MAX_ROUNDS_PER_DIM,
     MAX_ENUMERATED,
     SNAP_SHARE,
     TURBO_MIN_ROUNDS,
@@ -17,7 +18,7 @@ from hpoflow.algorithms.auto_rule import (
     decide,
     profile,
 )
-from hpoflow.algorithms.base import Algorithm, BuildContext
+from hpoflow.algorithms.base import Algorithm, BuildContext, PendingNotSupported
 from hpoflow.algorithms.gp_bo import GPEI
 from hpoflow.algorithms.random_search import RandomSearch
 from hpoflow.algorithms.turbo import TuRBO
@@ -77,11 +78,15 @@ def test_rule_mostly_discrete_spaces_snap_and_mixed_ones_relax():
     assert decide(_space(floats=9, integers=1), 1000).algo == "gp_ei"  # a budget does not make a mixed space turbo's
 
 
-def test_rule_continuous_spaces_go_to_turbo_once_the_budget_allows():
+def test_rule_continuous_spaces_go_to_cobyqa_at_small_budgets_per_dimension_and_to_turbo_beyond():
     enough = max(TURBO_MIN_ROUNDS, 40)
     for d in (2, 5, 10):
         choice = decide(_space(floats=d), enough)
-        assert (choice.algo, choice.settings) == ("turbo", {}) and f"d={d}" in choice.reason
+        assert (choice.algo, choice.settings) == ("cobyqa", {}) and f"d={d}" in choice.reason
+        at_most = decide(_space(floats=d), max(enough, LOCAL_MAX_ROUNDS_PER_DIM * d))
+        beyond = decide(_space(floats=d), max(enough, LOCAL_MAX_ROUNDS_PER_DIM * d + 1))
+        assert (at_most.algo, beyond.algo) == ("cobyqa", "turbo")
+        assert f"> {LOCAL_MAX_ROUNDS_PER_DIM} x d" in beyond.reason
     if TURBO_MIN_ROUNDS > 1:
         short = decide(_space(floats=5), TURBO_MIN_ROUNDS - 1)
         assert short.algo == "gp_ei" and f"< {TURBO_MIN_ROUNDS}" in short.reason
@@ -93,7 +98,8 @@ def test_rule_reads_real_spaces():
     assert decide(profile(suite_space("knn")), 20).algo == "gp_ei"                  # 2 ints: 100 configurations
     assert decide(profile(suite_space("gb")), 20).settings == {}                     # 2 ints, 4 floats
     assert decide(profile(suite_space("rf", "go_ucb")), 20).settings == {"discrete": "snap"}  # all discrete, 2.6e5
-    assert decide(profile(SearchSpace.of(*(Float(f"x{i}", -5, 5) for i in range(5)))), 40).algo == "turbo"
+    assert decide(profile(SearchSpace.of(*(Float(f"x{i}", -5, 5) for i in range(5)))), 40).algo == "cobyqa"
+    assert decide(profile(SearchSpace.of(*(Float(f"x{i}", -5, 5) for i in range(5)))), 101).algo == "turbo"
 
 
 # -- delegation ---------------------------------------------------------------------------------------------
@@ -113,8 +119,8 @@ def test_auto_runs_exactly_the_algorithm_it_picked():
     task = Noisy()
     direct = run(task, build_choice(_choice_for(task, rounds), _ctx(task, rounds)), None, Budget(rounds))
     assert _trajectory(via_auto.records) == _trajectory(direct.records)
-    assert type(auto.delegate).__name__ == {"gp_ei": "GPEI", "turbo": "TuRBO", "random": "RandomSearch"}[
-        auto.choice.algo]
+    assert type(auto.delegate).__name__ == {"gp_ei": "GPEI", "turbo": "TuRBO", "random": "RandomSearch",
+                                            "cobyqa": "LocalDFO"}[auto.choice.algo]
     assert auto.run_tags() == auto.choice.tags()
 
 
@@ -176,9 +182,18 @@ def test_pending_trials_go_to_the_pick():
     assert isinstance(auto.delegate, (GPEI, TuRBO, RandomSearch))
 
 
-@pytest.mark.parametrize("rounds", [6, 40])
+def test_pending_trials_are_refused_in_one_line_naming_auto_when_its_pick_has_no_rule():
+    task = Noisy()
+    auto = Auto(AutoConfig(), _ctx(task, 40))
+    assert auto.choice.algo == "cobyqa"
+    first = auto.ask(1)
+    with pytest.raises(PendingNotSupported, match="algo=auto picked cobyqa .* use workers=1"):
+        auto.ask_pending(2, [first])
+
+
+@pytest.mark.parametrize("rounds", [6, 40, 41])
 def test_auto_builds_each_of_its_picks(rounds):
-    """Both branches a 2-d continuous task can take (short and long budgets) build and run a few rounds."""
+    """The three branches a 2-d continuous task can take (gp_ei, cobyqa, turbo) build and run a few rounds."""
     task = Noisy()
     auto = Auto(AutoConfig(), _ctx(task, rounds))
     assert auto.choice == _choice_for(task, rounds)
@@ -195,7 +210,7 @@ def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path, new_store):
     proc = run_cli("algo=auto", "task=branin", "budget.rounds=4", f"tracking.uri={uri}", "progress=false")
     lines = proc.stdout.splitlines()
     choice = next(line.split(": ", 1)[1] for line in lines if line.startswith("auto.choice: "))
-    assert choice in ("gp_ei", "turbo", "random")
+    assert choice in ("gp_ei", "turbo", "cobyqa", "random")
     assert any(line.startswith("auto.reason: ") and len(line) > 20 for line in lines)
     client = MlflowClient(tracking_uri=uri)
     (run_,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
@@ -206,7 +221,8 @@ def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path, new_store):
 
 
 def test_the_auto_check_studies_compose_auto_and_every_algorithm_it_picks_from():
-    """experiment=auto_check (cells) and auto_check_bbob (algo sweep): every row composes and validates."""
+    """experiment=auto_check (cells), auto_check_bbob and auto_check_heldout (algo sweeps): every row composes and
+    validates; the held-out functions are exactly those bbob_small leaves out."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
@@ -221,8 +237,16 @@ def test_the_auto_check_studies_compose_auto_and_every_algorithm_it_picks_from()
         mixed = compose(config_name="config", overrides=["experiment=auto_check"], return_hydra_config=True)
         cells = OmegaConf.to_container(mixed.hydra.sweeper.cells)
         assert set(cells) == {"random", "gp_ei", "gp_ei_snap", "turbo", "auto"}
+        heldout = compose(config_name="config", overrides=["experiment=auto_check_heldout"], return_hydra_config=True)
+        held_algos = str(heldout.hydra.sweeper.params.algo).split(",")
+        assert set(held_algos) == {"auto", "turbo", "gp_ei", "cobyqa", "nevergrad_ngopt"}
+        held_functions = {int(f) for f in str(heldout.hydra.sweeper.params["task.function"]).split(",")}
+        suite = compose(config_name="config", overrides=["experiment=bbob_small"], return_hydra_config=True)
+        in_suite = {int(f) for f in str(suite.hydra.sweeper.params["task.function"]).split(",")}
+        assert held_functions == set(range(1, 25)) - in_suite  # out of sample: the functions bbob_small leaves out
         rows = [["experiment=auto_check_bbob", "task=bbob", f"algo={a}"] for a in algos]
+        rows += [["experiment=auto_check_heldout", "task=bbob", f"algo={a}"] for a in held_algos if "_" not in a]
         rows += [["experiment=auto_check", *(f"{k}={v}" for k, v in cell.items())] for cell in cells.values()]
         for overrides in rows:
             s = validate(OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=True))
-            assert s.algo_entry.name == overrides[-1 if "bbob" in overrides[0] else 1].split("=")[1]
+            assert s.algo_entry.name == overrides[-1 if overrides[1] == "task=bbob" else 1].split("=")[1]

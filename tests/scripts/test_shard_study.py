@@ -57,8 +57,9 @@ def test_merge_keeps_every_run_param_and_step_once_under_one_experiment(tmp_path
     assert merge_stores([a, b], tmp_path / "merged.db") == 5  # merging again starts from scratch
 
 
-@pytest.mark.slow
+@pytest.mark.cli
 def test_a_two_block_study_runs_and_merges(tmp_path):
+    """The README's command, shrunk: two blocks of bbob_small, one algorithm, 3 rounds."""
     proc = subprocess.run([sys.executable, "scripts/shard_study.py", "--experiment", "bbob_small", "--jobs", "2",
                            "--work", str(tmp_path), "--", "task.function=1", "task.dim=2", "task.instance=1,2",
                            "algo=random", "budget.rounds=3"], cwd=ROOT, capture_output=True, text=True, timeout=600)
