@@ -73,7 +73,13 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         meta = {"config": redact_tree(s.raw), "config_text": mask_text(config_text),
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
-        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
+        from hpoflow.core.checkpoint import DEFER_S
+
+        deferrable = tracker is None or hasattr(tracker, "before_flush")  # the store never gets ahead of the file
+        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every),
+                                    defer_s=DEFER_S if deferrable else None)
+        if tracker is not None and deferrable:
+            tracker.before_flush = checkpointer.write_pending
         from hpoflow.store.checkpoint_artifacts import THROTTLE_S, ArtifactMirror, in_store
 
         if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store

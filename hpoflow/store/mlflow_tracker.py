@@ -73,6 +73,8 @@ class MlflowTracker:
         self._heartbeat: leases.Heartbeat | None = None
         self._lease: leases.Lease | None = None
         self._lost: BaseException | None = None  # LeaseLost / StoreLost once seen: nothing more is written
+        self.before_flush: Callable[[], None] | None = None  # called before metrics or tags are written: the
+        # deferred checkpoint save (hpoflow.core.checkpoint.Checkpointer.defer_s) goes to its file first
         self.after_flush: Callable[[], None] | None = None  # called after each metric batch written (not in a
         self._closing: RunStatus | None = None                 # FINISHED end): the checkpoint's store copy
 
@@ -174,6 +176,8 @@ class MlflowTracker:
 
         if self._buffer or tags:
             self._check()
+            if self.before_flush is not None:
+                self.before_flush()
         pending = [RunTag(k, v) for k, v in (tags or {}).items()]
         while self._buffer or pending:
             batch = self._buffer[:MAX_BATCH]

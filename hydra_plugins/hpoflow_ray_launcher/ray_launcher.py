@@ -140,16 +140,15 @@ def _execute_job(idx: int, attempt: int, overrides: Sequence[str], shared_refs: 
     os.environ[ATTEMPT_ENV] = str(attempt)
     try:
         setup_globals()
-        Singleton.set_state(singleton_state)
+        if Singleton._instances is not singleton_state["instances"]:  # once per sweep in this worker: it re-scans
+            Singleton.set_state(singleton_state)                      # Hydra's plugins (~0.1 s)
         sweep_config = composed if composed is not None else \
             hydra_context.config_loader.load_sweep_config(config, list(overrides))
         with open_dict(sweep_config):
             sweep_config.hydra.sweep.dir = sweep_dir  # absolute: this worker runs wherever ray start ran
             sweep_config.hydra.job.id = f"{sweep_config.hydra.job.name}_{idx}"
             sweep_config.hydra.job.num = idx
-        from hydra.core.hydra_config import HydraConfig
-
-        HydraConfig.instance().set_config(sweep_config)
+        # run_job sets HydraConfig from sweep_config itself (each set copies the hydra node: not done here too)
         ret = run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
         ret.cfg = ret.hydra_cfg = None  # the driver reads status, return value and overrides only; a thousand
