@@ -142,7 +142,7 @@ def global_rng_state() -> dict[str, Any]:
            th.numpy().tobytes())
     if _GLOBAL_RNG[0] != key:
         _GLOBAL_RNG[:] = [key, {"python": to_plain(py), "numpy": to_plain(npy), "torch": th}]
-    return _GLOBAL_RNG[1]  # type: ignore[no-any-return]
+    return _GLOBAL_RNG[1]
 
 
 def set_global_rng_state(state: dict[str, Any]) -> None:

@@ -142,6 +142,7 @@ def _run_job(hydra_context: HydraContext, config: DictConfig, task_function: Tas
     output_dir = os.path.abspath(os.path.join(str(OmegaConf.select(config, "hydra.sweep.dir")),
                                               str(OmegaConf.select(config, "hydra.sweep.subdir"))))
     hydra_cfg = instance.cfg
+    assert isinstance(hydra_cfg, DictConfig)  # typed HydraConf by Hydra; a DictConfig holding ``hydra``
     for node in (config.hydra.runtime, hydra_cfg.hydra.runtime):  # the job's config and HydraConfig's copy
         with read_write(node), open_dict(node):
             node.output_dir = output_dir
