@@ -109,20 +109,19 @@ def on_loopback(address: str) -> bool:
     return address == "local" or host in ("localhost", "::1") or host.startswith("127.")
 
 
-_SHARED: dict[str, Any] = {}  # in a (reused) worker process: the sweep's shared objects, by their object ref
-
-
 def _shared(refs: Sequence[Any]) -> list[Any]:
     """The sweep's shared objects (Hydra context, config, task function, singletons), fetched and unpickled once
     per worker process rather than once per job (Ray reuses a worker for many jobs; the refs are passed in a
     list so that Ray does not resolve them for every task)."""
     import ray
 
+    from hydra_plugins.hpoflow_ray_launcher._worker_cache import SHARED  # the same dict in every task
+
     key = "|".join(ref.hex() for ref in refs)
-    if key not in _SHARED:
-        _SHARED.clear()  # a new sweep in this worker: drop the last one's objects
-        _SHARED[key] = ray.get(list(refs))
-    return list(_SHARED[key])
+    if key not in SHARED:
+        SHARED.clear()  # a new sweep in this worker: drop the last one's objects
+        SHARED[key] = ray.get(list(refs))
+    return list(SHARED[key])
 
 
 def _run_job(hydra_context: HydraContext, config: DictConfig, task_function: TaskFunction) -> JobReturn:
