@@ -1,4 +1,4 @@
-"""Resumable loop state: what a run needs to continue after a crash, saved atomically every round.
+"""Resumable loop state: what a run needs to continue after a crash, saved every round and written atomically.
 
 The file is JSON (plain values; tensors as ``{"__tensor__": dtype, "shape", "data"}``), so loading a
 checkpoint can never run code, and writing it is cheap (one C-speed ``json.dumps``: a few ms per round for

@@ -75,7 +75,8 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
                 "sweep_id": sweep_id}
         from hpoflow.core.checkpoint import DEFER_S
 
-        deferrable = tracker is None or hasattr(tracker, "before_flush")  # the store never gets ahead of the file
+        # deferred file writes (cheap rounds): in sequential runs whose store is never ahead of the file
+        deferrable = s.budget.workers <= 1 and (tracker is None or hasattr(tracker, "before_flush"))
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every),
                                     defer_s=DEFER_S if deferrable else None)
         if tracker is not None and deferrable:
