@@ -364,6 +364,7 @@ class Checkpointer:
         self._pending: str | None = None  # a deferred save's text
         self._written_at: float | None = None  # time.monotonic() of the last file write
         self.writes = 0
+        self._mirrored = 0  # the write the store's copy holds (its number)
 
     def due(self, round: int) -> bool:
         return self.every >= 1 and round % self.every == 0
@@ -391,13 +392,27 @@ class Checkpointer:
         if self._pending is not None:
             self._write(self._pending, "RUNNING")
 
+    def sync(self) -> None:
+        """Before the store is written (the tracker's ``before_flush``): the deferred save goes to the file, and
+        the file to the store's copy (``mirror``) if its latest write is not there yet (a throttled upload), so
+        that neither trails the store by more than the round being flushed."""
+        self.write_pending()
+        if self.mirror is not None and self._mirrored < self.writes:
+            self._upload(now=True)
+
     def _write(self, text: str, status: str) -> None:
         write_text(self.path, text)
         self._pending = None
         self._written_at = time.monotonic()
         self.writes += 1
         if self.mirror is not None and status != "FINISHED":  # a finished run is never resumed
-            self.mirror.upload(self.path)
+            self._upload(now=False)
+
+    def _upload(self, now: bool) -> None:
+        before = self.mirror.uploads
+        self.mirror.upload_now(self.path) if now else self.mirror.upload(self.path)
+        if self.mirror.uploads > before:  # uploaded (a failed upload warns once and is tried again next time)
+            self._mirrored = self.writes
 
 
 def folder_identity(path: str | Path) -> str:
