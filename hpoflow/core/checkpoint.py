@@ -244,7 +244,7 @@ _HASH_HEAD = '{"sha256":"'
 _HASH_LEN = 64
 FSYNC_SECONDS = 2.0  # a killed process loses nothing (the rename is atomic); fsync bounds a power cut's loss
 _LAST_FSYNC: dict[Path, float] = {}
-DEFER_S = 1.0  # a run's checkpoint file is written at most this often while its rounds are cheap (Checkpointer)
+DEFER_S = 0.25  # a run's checkpoint file is written at most this often while its rounds are cheap (Checkpointer)
 
 
 def _to_json(obj: Any) -> Any:
