@@ -9,9 +9,11 @@ through a process launcher (joblib's loky workers under a forked child took 329 
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,9 +32,57 @@ for _kind in ("algorithm", "task", "surrogate"):  # every built-in's module (skl
                 _entry.load()
             except Exception:
                 pass
+from hpoflow.config.identity import register_resolvers
+from hpoflow.config.schema import register_configs
+register_configs()  # ~0.4 CPU s: the typed nodes of every option, once (a child's own call then stores nothing)
+register_resolvers()
+
+
+def _warm_up():
+    """One refused call, as a child would run it: Hydra's and hpoflow's first-call costs (~0.25 CPU s: plugin
+    discovery, parser and grammar caches) are paid here once instead of in every child."""
+    import contextlib, io, tempfile
+    argv, cwd = sys.argv, os.getcwd()
+    with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        os.chdir(folder)
+        sys.argv = ["hpoflow", "task=branin", "algo=random", "algo.nope=1", "tracking=off"]
+        try:
+            runpy.run_module("hpoflow", run_name="__main__", alter_sys=True)
+        except SystemExit:
+            pass
+        finally:
+            sys.argv = argv
+            os.chdir(cwd)
+
+
+_warm_up()
+def _wait(pid, timeout, kill):
+    """The child's exit status, waiting up to ``timeout`` s; at the deadline it is killed (``kill``) or None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(raw), False
+        if time.monotonic() > deadline:
+            if not kill:
+                return None, True
+            os.killpg(pid, signal.SIGKILL)
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), True
+        time.sleep(0.02)
+
+
 reply = sys.stdout
+reply.write(json.dumps({"ready": True}) + "\n")  # WarmCli.start waits for this line
+reply.flush()
 for line in sys.stdin:
     req = json.loads(line)
+    op = req.get("op", "run")  # run: fork and wait; start: fork and answer the pid; wait: one started child
+    if op == "wait":
+        code, timed_out = _wait(req["pid"], req["timeout"], kill=False)
+        reply.write(json.dumps({"code": code, "timed_out": timed_out}) + "\n")
+        reply.flush()
+        continue
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -66,17 +116,11 @@ for line in sys.stdin:
             sys.stderr.flush()
         finally:
             os._exit(code)
-    deadline, status, timed_out = time.monotonic() + req["timeout"], None, False
-    while status is None:
-        done, raw = os.waitpid(pid, os.WNOHANG)
-        if done:
-            status = os.waitstatus_to_exitcode(raw)
-        elif time.monotonic() > deadline:
-            os.killpg(pid, signal.SIGKILL)
-            status, timed_out = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), True
-        else:
-            time.sleep(0.02)
-    reply.write(json.dumps({"code": status, "timed_out": timed_out}) + "\n")
+    if op == "start":
+        reply.write(json.dumps({"pid": pid}) + "\n")
+    else:
+        code, timed_out = _wait(pid, req["timeout"], kill=True)
+        reply.write(json.dumps({"code": code, "timed_out": timed_out}) + "\n")
     reply.flush()
 '''
 
@@ -88,24 +132,44 @@ class WarmCli:
         self.env = env
         self.proc: subprocess.Popen | None = None
         self.spool = Path(tempfile.mkdtemp(prefix="hpoflow-cli-"))  # the children's stdout and stderr files
+        self.calls = 0
+
+    def start(self) -> WarmCli:
+        """Start the server (if it is not running) and wait until it has imported everything (~3-10 s)."""
+        self._server()
+        return self
 
     def _server(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          env=self.env, text=True, bufsize=1)
+            assert self.proc.stdout is not None
+            if not self.proc.stdout.readline():
+                raise RuntimeError(f"the CLI fork server did not start (exit {self.proc.wait()})")
         return self.proc
 
-    def run(self, module: str, args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-        out, err = self.spool / "stdout", self.spool / "stderr"
+    def _ask(self, request: dict) -> dict:
         server = self._server()
         assert server.stdin is not None and server.stdout is not None
-        server.stdin.write(json.dumps({"module": module, "args": list(args), "cwd": str(cwd), "env": self.env,
-                                       "out": str(out), "err": str(err), "timeout": timeout}) + "\n")
+        server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
         line = server.stdout.readline()
         if not line:
             raise RuntimeError(f"the CLI fork server died (exit {server.poll()})")
-        reply = json.loads(line)
+        return json.loads(line)
+
+    def _spool(self) -> tuple[Path, Path]:
+        self.calls += 1
+        return self.spool / f"{self.calls}.out", self.spool / f"{self.calls}.err"
+
+    def _request(self, op: str, module: str, args: list[str], cwd: Path, out: Path, err: Path,
+                 timeout: float) -> dict:
+        return self._ask({"op": op, "module": module, "args": list(args), "cwd": str(cwd), "env": self.env,
+                          "out": str(out), "err": str(err), "timeout": timeout})
+
+    def run(self, module: str, args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+        out, err = self._spool()
+        reply = self._request("run", module, args, cwd, out, err, timeout)
         stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
         out.unlink()
         err.unlink()
@@ -113,6 +177,12 @@ class WarmCli:
         if reply["timed_out"]:
             raise subprocess.TimeoutExpired(cmd, timeout, stdout, stderr)
         return subprocess.CompletedProcess(cmd, reply["code"], stdout, stderr)
+
+    def popen(self, module: str, args: list[str], cwd: Path) -> WarmProcess:
+        """``subprocess.Popen([python, -m, module, *args], stdout=PIPE, stderr=PIPE, text=True)``, forked."""
+        out, err = self._spool()
+        pid = self._request("start", module, args, cwd, out, err, 0)["pid"]
+        return WarmProcess(self, pid, [sys.executable, "-m", module, *args], out, err)
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -128,3 +198,61 @@ class WarmCli:
 def fresh_interpreter_wanted() -> bool:
     """``HPOFLOW_TEST_FRESH_CLI=1`` runs every CLI call in a fresh interpreter (to check the warm server)."""
     return os.environ.get("HPOFLOW_TEST_FRESH_CLI", "") not in ("", "0")
+
+
+class WarmProcess:
+    """A child started by :meth:`WarmCli.popen`: the part of ``subprocess.Popen`` the CLI tests use (``pid``,
+    ``poll``, ``wait``, ``send_signal``, ``kill``, ``communicate``, ``returncode``)."""
+
+    def __init__(self, cli: WarmCli, pid: int, args: list[str], out: Path, err: Path) -> None:
+        self.cli, self.pid, self.args, self.out, self.err = cli, pid, args, out, err
+        self.returncode: int | None = None
+        self._output: tuple[str, str] | None = None
+
+    def _wait(self, timeout: float) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.cli._ask({"op": "wait", "pid": self.pid, "timeout": timeout})["code"]
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._wait(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._wait(10**6 if timeout is None else timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        self.wait(timeout)
+        if self._output is None:
+            self._output = (self.out.read_text(errors="replace"), self.err.read_text(errors="replace"))
+            self.out.unlink()
+            self.err.unlink()
+        return self._output
+
+
+_SERVERS: dict[tuple[tuple[str, str], ...], WarmCli] = {}
+
+
+def warm_server(env: dict[str, str]) -> WarmCli:
+    """The warm server of this test worker for ``env`` (one per distinct environment, closed at exit).
+
+    pytest's own ``PYTEST_CURRENT_TEST`` (it names the test and its phase) is left out of the environment."""
+    env = {k: v for k, v in env.items() if k != "PYTEST_CURRENT_TEST"}
+    key = tuple(sorted(env.items()))
+    if key not in _SERVERS:
+        if not _SERVERS:
+            atexit.register(lambda: [cli.close() for cli in _SERVERS.values()])
+        _SERVERS[key] = WarmCli(env)
+    return _SERVERS[key]

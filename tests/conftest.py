@@ -6,12 +6,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.cli_server import WarmCli, fresh_interpreter_wanted
+from tests.cli_server import WarmCli, fresh_interpreter_wanted, warm_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,12 +33,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.cli)
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    """A fresh SQLite MLflow store URI."""
-    return f"sqlite:///{tmp_path / 'mlflow.db'}"
-
-
 @pytest.fixture(scope="session")
 def empty_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An empty SQLite MLflow store with its schema, made once per session (MLflow's table migrations cost
@@ -57,34 +51,47 @@ def empty_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def ready_store(tmp_path: Path, empty_store_file: Path) -> str:
-    """A SQLite MLflow store URI whose schema already exists (a copy of :func:`empty_store_file`)."""
+def store(tmp_path: Path, empty_store_file: Path) -> str:
+    """A fresh SQLite MLflow store URI: a copy of :func:`empty_store_file`, so the test (and every CLI call it
+    makes) skips MLflow's table migrations (1.4-2.7 CPU s per new store). Tests of a store that does not exist
+    yet build their own URI."""
     shutil.copyfile(empty_store_file, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
+@pytest.fixture
+def new_store(tmp_path: Path, empty_store_file: Path) -> Callable[[str], str]:
+    """``new_store("ref.db")``: the URI of another fresh store in the test's folder, made like :func:`store`."""
+
+    def _new(name: str) -> str:
+        shutil.copyfile(empty_store_file, tmp_path / name)
+        return f"sqlite:///{tmp_path / name}"
+
+    return _new
+
+
 @pytest.fixture(scope="session")
-def warm_cli() -> Iterator[WarmCli]:
-    """One warm CLI fork server per test worker (see ``tests/cli_server.py``)."""
-    server = WarmCli(cli_env())
-    yield server
-    server.close()
+def warm_cli() -> WarmCli:
+    """The warm CLI fork server of this test worker (see ``tests/cli_server.py``)."""
+    return warm_server(cli_env())
 
 
 @pytest.fixture
 def run_cli(tmp_path: Path, warm_cli: WarmCli) -> Callable[..., subprocess.CompletedProcess]:
     """Run ``python -m <module> *args`` from a temporary working folder; returns the completed process.
 
-    A child forked from the warm server when ``env`` is the default; a fresh interpreter otherwise, for a sweep
-    with a process launcher (``hydra/launcher=...``: joblib's workers wait out their idle timeout under a forked
-    child) and with ``HPOFLOW_TEST_FRESH_CLI=1``."""
+    A child forked from the warm server started with ``env`` (the default: :func:`cli_env`); a fresh interpreter
+    for a sweep with a process launcher (``hydra/launcher=...``: joblib's workers wait out their idle timeout under
+    a forked child) and with ``HPOFLOW_TEST_FRESH_CLI=1``."""
 
     def _run(*args: str, module: str = "hpoflow", timeout: float = 600, check: bool = True,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        if env is None and not fresh_interpreter_wanted() and not any("hydra/launcher=" in a for a in args):
-            proc = warm_cli.run(module, list(args), tmp_path, timeout)
+             env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        cwd = cwd or tmp_path
+        if not fresh_interpreter_wanted() and not any("hydra/launcher=" in a for a in args):
+            server = warm_cli if env is None else warm_server(env)  # a server started with that environment
+            proc = server.run(module, list(args), cwd, timeout)
         else:
-            proc = subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, env=env or cli_env(),
+            proc = subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env or cli_env(),
                                   capture_output=True, text=True, timeout=timeout, check=False)
         if check and proc.returncode != 0:
             raise AssertionError(

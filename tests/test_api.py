@@ -117,16 +117,16 @@ def test_bad_settings_give_the_clis_one_line_errors(run_cli):
         hpoflow.minimize(_quadratic, SPEC, rounds=0)
 
 
-def test_minimize_tracked_is_a_finished_mlflow_run_with_the_space_as_params(ready_store):
+def test_minimize_tracked_is_a_finished_mlflow_run_with_the_space_as_params(store):
     from mlflow import MlflowClient
 
     result = hpoflow.minimize(_quadratic, {"x": ("float", -1.0, 1.0), "act": ["relu", "tanh"]}, algo="random",
-                              rounds=4, tracking={"uri": ready_store, "experiment": "lib"})
-    run = MlflowClient(ready_store).get_run(result.run_id)
+                              rounds=4, tracking={"uri": store, "experiment": "lib"})
+    run = MlflowClient(store).get_run(result.run_id)
     assert run.info.status == "FINISHED" and run.data.tags["task"] == "_quadratic" and run.data.tags["algo"] == "random"
     assert run.data.params["task.space.act"] == "['relu', 'tanh']" and run.data.params["algo.name"] == "random"
     assert run.data.metrics["best_value"] == result.best_value
-    assert [m.value for m in MlflowClient(ready_store).get_metric_history(result.run_id, "value")] == \
+    assert [m.value for m in MlflowClient(store).get_metric_history(result.run_id, "value")] == \
         [r.value for r in result.records]
 
 

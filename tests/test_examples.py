@@ -11,8 +11,8 @@ from tests.conftest import REPO, cli_env, mlflow_runs
 pytestmark = pytest.mark.cli  # runs examples/digits_study.py in a subprocess (make test-fast skips it)
 
 
-def test_digits_study_example_trains_and_logs_every_trial(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+def test_digits_study_example_trains_and_logs_every_trial(tmp_path, new_store):
+    uri = new_store("mlflow.db")
     args = [sys.executable, str(REPO / "examples" / "digits_study.py"), "--rounds", "3", "--epochs", "1",
             "--algo", "random", "--tracking", uri, "--checkpoint", str(tmp_path / "study.json")]
     proc = subprocess.run(args, cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300, check=False)

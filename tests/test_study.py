@@ -49,28 +49,28 @@ def test_tell_checks_its_trial_and_value_and_records_failures():
     assert study.result().summary["query_cost"] == 1.0 + 3.0
 
 
-def test_on_error_fail_ends_the_study_failed(ready_store):
+def test_on_error_fail_ends_the_study_failed(store):
     from mlflow import MlflowClient
 
     from hpoflow.runner.loop import ObjectiveError
 
-    study = Study(SPACE, algo="random", rounds=5, tracking=ready_store, on_error="fail")
+    study = Study(SPACE, algo="random", rounds=5, tracking=store, on_error="fail")
     study.tell(study.ask(), 1.0)
     with pytest.raises(ObjectiveError, match="round 2: diverged"):
         study.tell(study.ask(), failed="diverged")
-    assert study.done and MlflowClient(ready_store).get_run(study.run_id).info.status == "FAILED"
+    assert study.done and MlflowClient(store).get_run(study.run_id).info.status == "FAILED"
 
 
-def test_a_with_block_finishes_early_or_fails_the_run(ready_store):
+def test_a_with_block_finishes_early_or_fails_the_run(store):
     from mlflow import MlflowClient
 
-    with Study(SPACE, algo="random", rounds=10, tracking=ready_store) as early:
+    with Study(SPACE, algo="random", rounds=10, tracking=store) as early:
         early.tell(early.ask(), 1.0)
-    assert MlflowClient(ready_store).get_run(early.run_id).info.status == "FINISHED" and len(early.records) == 1
-    with pytest.raises(KeyError), Study(SPACE, algo="random", rounds=10, tracking=ready_store) as broken:
+    assert MlflowClient(store).get_run(early.run_id).info.status == "FINISHED" and len(early.records) == 1
+    with pytest.raises(KeyError), Study(SPACE, algo="random", rounds=10, tracking=store) as broken:
         broken.tell(broken.ask(), 1.0)
         raise KeyError("user code")
-    assert MlflowClient(ready_store).get_run(broken.run_id).info.status == "FAILED"
+    assert MlflowClient(store).get_run(broken.run_id).info.status == "FAILED"
 
 
 def test_bad_settings_and_a_gradient_method_are_refused_before_any_round():
@@ -119,18 +119,18 @@ def _study(tmp_path, uri: str, kill_after: int = 0, reference: str = "") -> subp
 
 
 @pytest.mark.cli
-def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path, ready_store):
+def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path, store):
     from mlflow import MlflowClient
 
     reference = tmp_path / "reference.json"
-    victim = _study(tmp_path, ready_store, kill_after=4, reference=str(reference))
+    victim = _study(tmp_path, store, kill_after=4, reference=str(reference))
     assert victim.returncode == -signal.SIGKILL, victim.stderr[-3000:]
-    resumed = _study(tmp_path, ready_store)  # the same script again: it continues from the checkpoint
+    resumed = _study(tmp_path, store)  # the same script again: it continues from the checkpoint
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     ref, out = json.loads(reference.read_text()), json.loads(resumed.stdout.splitlines()[-1])
     assert len(ref["values"]) == 7 and ref["run_id"] is None
     assert out["configs"] == ref["configs"] and out["values"] == ref["values"]
-    client = MlflowClient(ready_store)
+    client = MlflowClient(store)
     run = client.get_run(out["run_id"])  # the killed run itself was continued, not a new one
     assert run.info.status == "FINISHED" and run.data.tags["resumed_at_round"] == "4"
     history = client.get_metric_history(out["run_id"], "value")
@@ -142,12 +142,12 @@ def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
     return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
 
 
-def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_cli, ready_store):
+def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_cli, store):
     from mlflow import MlflowClient
 
     from hpoflow.tasks.synthetic import make_branin
 
-    run_cli("algo=gp_ei", "task=branin", "budget.rounds=5", "seed=0", f"tracking.uri={ready_store}",
+    run_cli("algo=gp_ei", "task=branin", "budget.rounds=5", "seed=0", f"tracking.uri={store}",
             "progress=false", "on_error=skip")  # a Study's default: a failed trial is recorded and the study goes on
     task = make_branin(seed=0)
     import torch
@@ -155,14 +155,14 @@ def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the CLI's subprocess (OMP_NUM_THREADS=1): the hardware tag names the count
     try:
-        with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": ready_store, "experiment": "study"},
+        with Study(task.space, algo="gp_ei", rounds=5, seed=0, tracking={"uri": store, "experiment": "study"},
                    name="branin", optimum=task.optimum) as study:
             while not study.done:
                 trial = study.ask()
                 study.tell(trial, task.evaluate(trial.config, round=trial.number))
     finally:
         torch.set_num_threads(threads)
-    client = MlflowClient(ready_store)
+    client = MlflowClient(store)
     (cli,) = client.search_runs([client.get_experiment_by_name("branin").experiment_id])
     ours = client.get_run(study.run_id)
     for key in ("value", "best_value", "regret", "cumulative_regret", "simple_regret", "query_cost"):

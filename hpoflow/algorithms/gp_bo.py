@@ -5,6 +5,7 @@ are a scrambled Sobol design. Subclasses (e.g. the bilevel variants) override ``
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -15,13 +16,15 @@ import torch
 from torch import Tensor
 
 from hpoflow.acquisition import functions as acq
+from hpoflow.acquisition.config import OptimizerConfig
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
-from hpoflow.algorithms.pending import RefitPacer, believer, condition, extra_design_point
+from hpoflow.algorithms.pending import Fantasies, RefitPacer, believer, condition, extra_design_point, has_fantasies
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float
 from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate
 
+PENDING_RESTARTS = 0.5  # share of optimizer.num_restarts while trials are pending (keeps up with k workers)
 MAX_ENUMERATED = 20_000  # finite spaces up to this size are searched exhaustively
 PRECONDITION = True  # search the acquisition in x / lengthscale (see acquisition.maximize)
 
@@ -33,6 +36,7 @@ class GPBO(AskTellAlgorithm):
     surrogate_protocol = StandardizedSurrogate  # its acquisitions work in standardised units
     surrogate_extras = (LengthscaleSurrogate,)  # preconditions the acquisition search where the model has them
     pending_rule: ClassVar[str | None] = "kriging_believer"  # BBO's subclasses have none
+    uses_fantasies: ClassVar[bool] = False  # its acquisition reads ``self.fantasies`` while trials are pending
 
     def __init__(self, config: GPBOConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
@@ -61,6 +65,8 @@ class GPBO(AskTellAlgorithm):
             not isinstance(p, Float) for p in ctx.task.space.parameters)
         self.seen: set[str] = set()
         self.pacer = RefitPacer()  # with trials running concurrently: refit once per k tells, not on every tell
+        self.fantasies: Fantasies | None = None  # during a pending ask (uses_fantasies): the drawn pending outcomes
+        self._pending_ask = False
 
     # -- acquisition ------------------------------------------------------------------------
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
@@ -100,15 +106,24 @@ class GPBO(AskTellAlgorithm):
         start = time.perf_counter()
         fn, info = self.acquisition(round)
         best = self.X[int(torch.tensor(self.y).argmax())]
-        x, value = acq.maximize(fn, self.dim, self.generator, self.config.optimizer, self.candidates,
+        x, value = acq.maximize(fn, self.dim, self.generator, self._optimizer(), self.candidates,
                                 self.dtype, extra_starts=best, scale=self.search_scale())
         if self.snap:
             x, value = self._snapped(fn, x)
         info.update(acquisition=value, acq_time=time.perf_counter() - start, phase=1.0)
         return Suggestion(self.task.space.decode(x), x, info=info)
 
+    def _optimizer(self) -> OptimizerConfig:
+        """The acquisition search's settings; with trials pending, fewer L-BFGS-B restarts (its time is about
+        proportional to them, and it runs once per trial on the main thread while ``k`` workers wait on it)."""
+        opt = self.config.optimizer
+        if not self._pending_ask:
+            return opt
+        return dataclasses.replace(opt, num_restarts=max(2, math.ceil(PENDING_RESTARTS * opt.num_restarts)))
+
     def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
-        """Kriging believer: maximise the acquisition of a model that believes its mean at the pending points.
+        """Kriging believer: maximise the acquisition of a model that believes its mean at the pending points;
+        an acquisition with ``uses_fantasies`` (EI) averages over joint draws of their outcomes instead.
 
         A pending trial takes the next design point while the design lasts; once it is all asked, the model
         guides as soon as two points are observed (the rest of the design is pending, hence believed), and
@@ -129,11 +144,14 @@ class GPBO(AskTellAlgorithm):
             self._refit()
         real, seen = self.model, self.seen
         self.model = believer(real, torch.stack([s.x.to(self.dtype).reshape(-1) for s in pending]))
+        if self.uses_fantasies and has_fantasies(self.model):
+            self.fantasies = Fantasies(self.model, real.n, self.generator)
         self.seen = seen | {_key(s.config) for s in pending}  # discrete=snap: never a pending configuration
+        self._pending_ask = True
         try:
             return self._propose(round)
         finally:
-            self.model, self.seen = real, seen
+            self.model, self.seen, self.fantasies, self._pending_ask = real, seen, None, False
 
     def _snapped(self, fn: Callable[[Tensor], Tensor], x: Tensor) -> tuple[Tensor, float]:
         """The best configuration not evaluated before, by the acquisition at cell centres, among the search's
@@ -219,8 +237,12 @@ class GPEI(GPImprovement):
     """GP-EI: maximise log expected improvement over the best observed reward."""
 
     name = "gp_ei"
+    pending_rule = "fantasies"
+    uses_fantasies = True
 
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        if self.fantasies is not None:  # trials pending: EI averaged over joint draws of their outcomes
+            return self.fantasies.log_ei(self.incumbent(), self.margin()), {"incumbent": float(self.incumbent())}
         best = self.incumbent() + self.margin()
 
         def fn(X: Tensor) -> Tensor:

@@ -159,11 +159,13 @@ class TuRBO(AskTellAlgorithm):
         """TuRBO's batch rule (Eriksson et al. 2019, batch mode): each trial is the argmax of its own Thompson
         draw over a fresh candidate set of the trust region, here from a GP that believes its mean at the pending
         points (kriging believer: their variance collapses, so concurrent draws spread); a draw landing on a
-        pending configuration takes its next-best candidate. Design points first; while the design is not all
-        observed yet, uniform points."""
+        pending configuration takes its next-best candidate. Design points first; once the design is all asked,
+        Thompson draws as soon as two of it are observed (the rest is pending): waiting for the whole design
+        with uniform points cost 4 of 32 evaluations at 4 workers and left Hartmann-6's regret at 1.31 against
+        0.76 (8 seeds, simulated schedule: scripts/sim_pending.py); before that, uniform points."""
         if self._design_asked < self.n_init:
             return self.ask(round)
-        if len(self.y) < max(2, self.n_init):  # the region starts from the observed design, as TuRBO-1's does
+        if len(self.y) < 2:  # the region starts from the observed part of the design (the rest pending, believed)
             x = extra_design_point(self.dim, self.generator, self.dtype)
             return Suggestion(self.task.space.decode(x), x, info={"phase": 0.0, "restarts": float(self.restarts)})
         self.pacer.saw(len(pending))

@@ -104,14 +104,25 @@ def node(obj: Any) -> Any:
     return cfg
 
 
+_REGISTERED: list[Any] = []  # the options last stored (the ConfigStore is per process)
+
+
 def register_configs() -> None:
-    """Store the root schema and every option's schema (``schema/<group>/<name>``) in Hydra's ConfigStore."""
+    """Store the root schema and every option's schema (``schema/<group>/<name>``) in Hydra's ConfigStore.
+
+    A second call with the same registry stores nothing again: building the ~115 typed nodes costs ~0.4 CPU s,
+    once per process (a plugin registered since the last call makes it store everything again).
+    """
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
+    options_now = schema_options()
+    if _REGISTERED and _REGISTERED[0] == options_now and cs.repo.get("root_schema.yaml") is not None:
+        return
     cs.store(name="root_schema", node=RootConfig)
-    for group, options in schema_options().items():
+    for group, options in options_now.items():
         for name, cfg in options.items():
             cs.store(group=f"schema/{group}", name=name, node=node(cfg))
             if not (CONF_DIR / group / f"{name}.yaml").is_file():  # a plugin without a YAML file
                 cs.store(group=group, name=name, node=node(cfg))
+    _REGISTERED[:] = [options_now]

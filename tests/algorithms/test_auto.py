@@ -187,11 +187,11 @@ def test_auto_builds_each_of_its_picks(rounds):
 
 
 @pytest.mark.cli
-def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path):
+def test_cli_auto_prints_and_tags_its_choice(run_cli, tmp_path, new_store):
     """One subprocess: the summary's auto lines and the MLflow run's auto.* tags."""
     from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    uri = new_store("store.db")
     proc = run_cli("algo=auto", "task=branin", "budget.rounds=4", f"tracking.uri={uri}", "progress=false")
     lines = proc.stdout.splitlines()
     choice = next(line.split(": ", 1)[1] for line in lines if line.startswith("auto.choice: "))

@@ -125,21 +125,18 @@ def _args(args: list[str]) -> list[str]:
 @pytest.mark.cli
 def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
     """Every case: exit 2, one ``Error:`` line naming the key, no traceback, no secret, and no run created."""
-    from tests.cli_server import WarmCli
+    from tests.cli_server import warm_server
 
     invocations = []
     for i, (_, args, _) in enumerate(ALL_CASES):
         own = any(a.startswith("tracking.uri") for a in args)
         uri = [] if own else [f"tracking.uri=sqlite:///{tmp_path / f'{i}.db'}"]
         invocations.append((tmp_path / str(i), _args([*args, *uri])))
-    server, results = WarmCli(faulty_env()), []  # one start-up, a fork per case
-    try:
-        for cwd, args in invocations:
-            cwd.mkdir(parents=True, exist_ok=True)
-            proc = server.run("hpoflow", args, cwd, timeout=600)
-            results.append((proc.returncode, proc.stdout, proc.stderr))
-    finally:
-        server.close()
+    server, results = warm_server(faulty_env()), []  # one start-up, a fork per case
+    for cwd, args in invocations:
+        cwd.mkdir(parents=True, exist_ok=True)
+        proc = server.run("hpoflow", args, cwd, timeout=600)
+        results.append((proc.returncode, proc.stdout, proc.stderr))
     problems = []
     for i, ((name, args, fragment), (code, out, err)) in enumerate(zip(ALL_CASES, results)):
         lines = [ln for ln in err.splitlines() if ln.strip() and " INFO " not in ln]

@@ -30,8 +30,8 @@ def _only_run(uri: str):
 
 
 @pytest.mark.slow  # waits out the 30 s grace period of the paused writer's lease
-def test_a_paused_writer_taken_over_writes_nothing_more_and_exits_non_zero(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
+def test_a_paused_writer_taken_over_writes_nothing_more_and_exits_non_zero(tmp_path, new_store):
+    uri = new_store("m.db")
     old = _popen(tmp_path, *SLOW, "task.delay=0.3", "budget.rounds=80", f"tracking.uri={uri}")
     _wait_for_round(old, tmp_path, 5)
     os.kill(old.pid, signal.SIGSTOP)
@@ -60,8 +60,9 @@ def test_a_paused_writer_taken_over_writes_nothing_more_and_exits_non_zero(tmp_p
 def test_a_store_lost_in_the_last_flush_interval_exits_1_and_resumes(tmp_path):
     store = tmp_path / "store"
     uri = f"sqlite:///{store}/m.db"
-    proc = _popen(tmp_path / "run", *SLOW, "task.delay=0.3", "budget.rounds=12", "tracking.flush_every=100",
-                  f"tracking.uri={uri}")
+    quiet = [a for a in SLOW if not a.startswith("tracking.heartbeat_s=")]  # a beat would notice it mid-run
+    proc = _popen(tmp_path / "run", *quiet, "task.delay=0.3", "budget.rounds=12", "tracking.flush_every=100",
+                  "tracking.heartbeat_s=60", f"tracking.uri={uri}")
     _wait_for_round(proc, tmp_path / "run", 10)  # every round so far is still in the tracker's buffer
     store.rename(tmp_path / "away")
     code, (stdout, stderr) = proc.wait(timeout=300), proc.communicate()
@@ -91,13 +92,13 @@ runpy.run_module("hpoflow", run_name="__main__", alter_sys=True)
 """
 
 
-def test_a_sigkill_after_the_store_says_finished_is_reported_as_finished(tmp_path):
+def test_a_sigkill_after_the_store_says_finished_is_reported_as_finished(tmp_path, new_store):
     import subprocess
     import sys
 
     from tests.cli.test_failures_cli import faulty_env
 
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    uri = new_store("m.db")
     proc = subprocess.run([sys.executable, "-c", KILL_AFTER_STORE_FINISHED, "task=branin", "algo=random",
                            "budget.rounds=3", f"tracking.uri={uri}"], cwd=tmp_path, env=faulty_env(),
                           capture_output=True, text=True, timeout=600, check=False)
@@ -110,8 +111,8 @@ def test_a_sigkill_after_the_store_says_finished_is_reported_as_finished(tmp_pat
     assert "older copy" not in again.stdout + again.stderr and "its store says FINISHED" in again.stdout
 
 
-def test_a_checkpoint_swapped_into_another_runs_folder_is_refused(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
+def test_a_checkpoint_swapped_into_another_runs_folder_is_refused(tmp_path, new_store):
+    uri = new_store("m.db")
     a, b = tmp_path / "a", tmp_path / "b"
     for cwd, seed in ((a, 0), (b, 1)):
         proc = _cli(cwd, *SLOW, "task.delay=0", f"seed={seed}", "budget.rounds=3", f"tracking.uri={uri}",

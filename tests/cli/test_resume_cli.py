@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
 from hpoflow.store.resume import locate
+from tests.cli_server import WarmProcess, fresh_interpreter_wanted, warm_server
 from tests.conftest import cli_env, mlflow_runs
 
 pytestmark = pytest.mark.cli  # kills and resumes python -m hpoflow in a subprocess (make test-fast skips it)
@@ -25,10 +26,13 @@ ARGS = ["algo=gp_ei", "algo.n_init=3", "algo.optimizer.raw_samples=64", "algo.op
 KEYS = ("value", "best_value", "regret", "cumulative_regret", "simple_regret", "query_cost")
 
 
-def _start(cwd: Path, *args: str) -> subprocess.Popen:
+def _start(cwd: Path, *args: str) -> subprocess.Popen | WarmProcess:
+    """``python -m hpoflow *args`` started in ``cwd`` (forked from the warm server; see tests/cli_server.py)."""
     cwd.mkdir()
-    return subprocess.Popen([sys.executable, "-m", "hpoflow", *args], cwd=cwd, env=cli_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if fresh_interpreter_wanted():
+        return subprocess.Popen([sys.executable, "-m", "hpoflow", *args], cwd=cwd, env=cli_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return warm_server(cli_env()).popen("hpoflow", list(args), cwd)
 
 
 def _checkpoint_round(cwd: Path) -> int:
@@ -46,9 +50,9 @@ def _history(uri: str) -> tuple:
     return run, {k: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, k)) for k in KEYS}
 
 
-def test_sigkill_at_random_round_then_resume_equals_uninterrupted_run(tmp_path):
+def test_sigkill_at_random_round_then_resume_equals_uninterrupted_run(tmp_path, new_store, run_cli):
     kill_after = random.Random().randint(2, ROUNDS - 3)  # a random round, shown in every failure message
-    ref_uri, uri = f"sqlite:///{tmp_path / 'ref.db'}", f"sqlite:///{tmp_path / 'killed.db'}"
+    ref_uri, uri = new_store("ref.db"), new_store("killed.db")
     reference = _start(tmp_path / "ref", *ARGS, f"tracking.uri={ref_uri}")
     victim = _start(tmp_path / "victim", *ARGS, f"tracking.uri={uri}")
     deadline = time.time() + 300
@@ -64,10 +68,9 @@ def test_sigkill_at_random_round_then_resume_equals_uninterrupted_run(tmp_path):
     # resume by MLflow run id (the run's 'checkpoint' tag names the file)
     run_id = crashed.info.run_id
     assert locate(run_id, uri) == next((tmp_path / "victim").glob(f"outputs/runs/*/*/{FILENAME}"))
-    proc = subprocess.run([sys.executable, "-m", "hpoflow", f"resume={run_id}", f"tracking.uri={uri}"],
-                          cwd=tmp_path / "victim", env=cli_env(), capture_output=True, text=True, timeout=600)
+    proc = run_cli(f"resume={run_id}", f"tracking.uri={uri}", cwd=tmp_path / "victim")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert reference.wait(timeout=600) == 0, reference.stdout.read()[-3000:]
+    assert reference.wait(timeout=600) == 0, reference.communicate()[1][-3000:]
 
     resumed, history = _history(uri)
     _, expected = _history(ref_uri)

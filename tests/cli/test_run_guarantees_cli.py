@@ -16,6 +16,7 @@ from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
 from tests.cli.test_failures_cli import FAULTY, faulty_env
+from tests.cli_server import WarmProcess, fresh_interpreter_wanted, warm_server
 from tests.conftest import mlflow_runs
 
 pytestmark = pytest.mark.cli  # every test starts python -m hpoflow in a subprocess (make test-fast skips it)
@@ -27,16 +28,28 @@ KEYS = ("value", "best_value", "regret", "cumulative_regret", "query_cost")
 PASSWORD = "hunter2"
 
 
-def _popen(cwd: Path, *args: str) -> subprocess.Popen:
+@pytest.fixture(autouse=True)
+def _server_started() -> None:
+    """The warm server is up before a test starts its clock (a lease's heartbeat, a kill at round k)."""
+    if not fresh_interpreter_wanted():
+        warm_server(faulty_env()).start()
+
+
+def _popen(cwd: Path, *args: str) -> subprocess.Popen | WarmProcess:
+    """``python -m hpoflow *args`` started in ``cwd`` (forked from the warm server; see tests/cli_server.py)."""
     cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "hpoflow", *args], cwd=cwd, env=faulty_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if fresh_interpreter_wanted():
+        return subprocess.Popen([sys.executable, "-m", "hpoflow", *args], cwd=cwd, env=faulty_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return warm_server(faulty_env()).popen("hpoflow", list(args), cwd)
 
 
 def _cli(cwd: Path, *args: str, module: str = "hpoflow", timeout: float = 600) -> subprocess.CompletedProcess:
     cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=faulty_env(), capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    if fresh_interpreter_wanted():
+        return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=faulty_env(), capture_output=True,
+                              text=True, timeout=timeout, check=False)
+    return warm_server(faulty_env()).run(module, list(args), cwd, timeout)
 
 
 def _checkpoint(cwd: Path) -> Path | None:
@@ -66,8 +79,8 @@ def _errors(stderr: str) -> list[str]:
     return [ln for ln in stderr.splitlines() if ln.strip() and " INFO " not in ln and "Warning" not in ln]
 
 
-def test_two_concurrent_resumes_one_writer_wins_and_stale_runs_are_found(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
+def test_two_concurrent_resumes_one_writer_wins_and_stale_runs_are_found(tmp_path, new_store):
+    uri = new_store("m.db")
     victim = _popen(tmp_path / "run", *SLOW, "task.delay=0.3", f"budget.rounds={ROUNDS}", f"tracking.uri={uri}")
     _wait_for_round(victim, tmp_path / "run", 3)
     victim.send_signal(signal.SIGKILL)
@@ -117,9 +130,9 @@ def test_stale_running_run_is_marked_failed_and_a_live_one_is_left_alone(store, 
     assert bad.returncode == 2 and bad.stderr.startswith("Error: 'tracking.nope=1' is not a setting")
 
 
-def test_sigterm_at_a_random_round_kills_cleanly_and_resume_is_exact(tmp_path):
+def test_sigterm_at_a_random_round_kills_cleanly_and_resume_is_exact(tmp_path, new_store):
     rounds, at = 12, random.Random().randint(2, 8)
-    ref_uri, uri = f"sqlite:///{tmp_path / 'ref.db'}", f"sqlite:///{tmp_path / 'm.db'}"
+    ref_uri, uri = new_store("ref.db"), new_store("m.db")
     args = [*SLOW, "task.delay=0.25", f"budget.rounds={rounds}", "tracking.flush_every=100"]  # all buffered
     reference = _popen(tmp_path / "ref", *args, f"tracking.uri={ref_uri}")
     victim = _popen(tmp_path / "run", *args, f"tracking.uri={uri}")
@@ -149,10 +162,10 @@ def test_sigterm_at_a_random_round_kills_cleanly_and_resume_is_exact(tmp_path):
         assert mine == expected, f"{key}: {context}"
 
 
-def test_resume_accepts_the_original_command_and_refuses_changes_and_tampering(tmp_path):
+def test_resume_accepts_the_original_command_and_refuses_changes_and_tampering(tmp_path, new_store):
     from hpoflow.core.checkpoint import load, save
 
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    uri = new_store("m.db")
     original = ["task=branin", "algo=random", "budget.rounds=4", "seed=3", f"tracking.uri={uri}"]
     assert _cli(tmp_path, *original).returncode == 0
     path = _checkpoint(tmp_path)
@@ -187,8 +200,8 @@ def test_resume_accepts_the_original_command_and_refuses_changes_and_tampering(t
     assert (run.info.status, _steps(uri, run.info.run_id), path.read_text()) == before  # nothing changed
 
 
-def test_concurrent_runs_never_share_a_folder(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
+def test_concurrent_runs_never_share_a_folder(tmp_path, new_store):
+    uri = new_store("m.db")
     procs = [_popen(tmp_path, "task=branin", "algo=random", f"seed={s}", "budget.rounds=2", f"tracking.uri={uri}")
              for s in (0, 1)]
     assert [p.wait(timeout=600) for p in procs] == [0, 0], [p.communicate()[1][-2000:] for p in procs]

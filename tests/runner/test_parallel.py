@@ -129,19 +129,19 @@ def _slow(config):
     return _value(config)
 
 
-def test_workers_evaluate_that_many_trials_at_once_and_log_workers_and_pending(ready_store):
+def test_workers_evaluate_that_many_trials_at_once_and_log_workers_and_pending(store):
     from mlflow import MlflowClient
 
     _ACTIVE.update(now=0, max=0)
     result = hpoflow.minimize(_slow, SPACE, algo="gp_ei", rounds=9, seed=0, workers=3,
-                              tracking={"uri": ready_store, "experiment": "parallel"})
+                              tracking={"uri": store, "experiment": "parallel"})
     assert _ACTIVE["max"] == 3 and len(result.records) == 9 and result.status is RunStatus.FINISHED
     assert sorted(int(r.metrics["trial"]) for r in result.records) == list(range(1, 10))
     assert len({tuple(r.config.values()) for r in result.records}) == 9
     assert result.best_value == min(r.value for r in result.records)
-    run = MlflowClient(ready_store).get_run(result.run_id)
+    run = MlflowClient(store).get_run(result.run_id)
     assert run.info.status == "FINISHED" and run.data.params["budget.workers"] == "3"
-    pending = MlflowClient(ready_store).get_metric_history(result.run_id, "pending")
+    pending = MlflowClient(store).get_metric_history(result.run_id, "pending")
     # pending: the other running trials, plus the next one when it was asked ahead while all 3 were busy
     assert sorted(m.step for m in pending) == list(range(1, 10)) and max(m.value for m in pending) in (2, 3)
 
@@ -161,7 +161,7 @@ def test_workers_are_refused_in_one_line_by_an_algorithm_without_a_pending_rule(
         assert "\n" not in str(info.value)
 
 
-def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_round_logged(ready_store):
+def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_round_logged(store):
     from mlflow import MlflowClient
 
     from hpoflow.runner.loop import ObjectiveError
@@ -173,11 +173,11 @@ def test_a_failing_objective_with_workers_fails_the_run_with_every_completed_rou
         return _value(config)
 
     with pytest.raises(ObjectiveError, match="diverged"):
-        hpoflow.minimize(flaky, SPACE, algo="random", rounds=30, seed=0, workers=3, tracking=ready_store)
-    (run,) = MlflowClient(ready_store).search_runs([MlflowClient(ready_store).get_experiment_by_name("flaky")
+        hpoflow.minimize(flaky, SPACE, algo="random", rounds=30, seed=0, workers=3, tracking=store)
+    (run,) = MlflowClient(store).search_runs([MlflowClient(store).get_experiment_by_name("flaky")
                                                    .experiment_id])
     assert run.info.status == "FAILED"
-    steps = sorted(m.step for m in MlflowClient(ready_store).get_metric_history(run.info.run_id, "query_cost"))
+    steps = sorted(m.step for m in MlflowClient(store).get_metric_history(run.info.run_id, "query_cost"))
     assert steps == list(range(1, len(steps) + 1)) and steps  # completed rounds, each once
 
 
@@ -213,14 +213,14 @@ print(json.dumps({"run_id": result.run_id, "n": len(result.records)}))
 
 
 @pytest.mark.cli
-def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tmp_path, ready_store):
+def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tmp_path, store):
     from mlflow import MlflowClient
 
     script = tmp_path / "crash.py"
     script.write_text(CRASH)
 
     def run(kill_at: int) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, str(script), ready_store, str(tmp_path / "ck.json"), str(kill_at)],
+        return subprocess.run([sys.executable, str(script), store, str(tmp_path / "ck.json"), str(kill_at)],
                               cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300, check=False)
 
     victim = run(7)  # call 7 starts once 4 trials are told; 2 others are still running
@@ -228,7 +228,7 @@ def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tm
     resumed = run(0)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     out = json.loads(resumed.stdout.splitlines()[-1])
-    client = MlflowClient(ready_store)
+    client = MlflowClient(store)
     run_ = client.get_run(out["run_id"])  # the killed run itself was continued
     assert run_.info.status == "FINISHED" and int(run_.data.tags["resumed_at_round"]) >= 4 and out["n"] == 10
     for key in ("value", "query_cost", "trial"):
@@ -237,12 +237,12 @@ def test_a_crash_with_trials_pending_resumes_and_logs_every_step_exactly_once(tm
 
 
 @pytest.mark.cli
-def test_the_cli_runs_budget_workers_and_refuses_it_in_one_line(run_cli, ready_store):
+def test_the_cli_runs_budget_workers_and_refuses_it_in_one_line(run_cli, store):
     from mlflow import MlflowClient
 
-    run_cli("algo=gp_ei", "task=branin", "budget.rounds=6", "budget.workers=3", f"tracking.uri={ready_store}",
+    run_cli("algo=gp_ei", "task=branin", "budget.rounds=6", "budget.workers=3", f"tracking.uri={store}",
             "progress=false")
-    client = MlflowClient(ready_store)
+    client = MlflowClient(store)
     (run,) = client.search_runs([client.get_experiment_by_name("branin").experiment_id])
     assert run.info.status == "FINISHED" and run.data.params["budget.workers"] == "3"
     assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "pending")) == list(range(1, 7))
@@ -323,3 +323,76 @@ def test_conditioning_without_a_refit_matches_the_gp_extended_with_its_hyperpara
     for a, b in zip(model.posterior(Xs), exact.posterior(Xs)):
         assert torch.allclose(a, b, atol=1e-10)
     assert not condition(ExactGP(2), X[:1], y[:1])  # an unfitted GP: the caller updates it as usual
+
+
+
+def test_fantasies_are_the_gp_conditioned_on_each_joint_draw_of_the_pending_outcomes():
+    import copy
+
+    from hpoflow.algorithms.pending import Fantasies, believer
+    from hpoflow.surrogates.gp import ExactGP
+
+    g = torch.Generator().manual_seed(1)
+    X, y = torch.rand(7, 2, generator=g, dtype=torch.float64), torch.rand(7, generator=g, dtype=torch.float64)
+    model = ExactGP(2)
+    model.fit(X, y)
+    X_pending = torch.rand(3, 2, generator=g, dtype=torch.float64)
+    fantasies = Fantasies(believer(model, X_pending), model.n, g, n_fantasies=4)
+    Xs = torch.rand(5, 2, generator=g, dtype=torch.float64)
+    means, var = fantasies.posterior(Xs)
+    assert means.shape == (5, 4) and var.shape == (5,)
+    assert fantasies.outcomes.std(0).min() > 0  # the draws differ
+    for m in range(4):  # the GP extended with draw m's outcomes (given in y's units), hyperparameters kept
+        exact = copy.copy(model)
+        for x, z in zip(X_pending, fantasies.outcomes[m]):
+            exact.extend(x, z * model.y_std + model.y_mean)
+        mean_m, var_m = exact.posterior(Xs, standardized=True)
+        assert torch.allclose(means[:, m], mean_m, atol=1e-8) and torch.allclose(var, var_m, atol=1e-10)
+    assert model.n == 7  # the model itself is untouched
+
+
+def test_fantasy_ei_at_a_pending_point_is_what_is_left_once_its_outcome_is_known():
+    from hpoflow.acquisition.functions import log_expected_improvement
+    from hpoflow.algorithms.pending import Fantasies, believer
+    from hpoflow.surrogates.gp import ExactGP
+
+    X = torch.tensor([[0.1], [0.3], [0.5], [0.7]], dtype=torch.float64)
+    model = ExactGP(1)
+    model.fit(X, X.squeeze(-1))  # rising reward: the believed mean past 0.7 is above the best seen
+    pending = torch.tensor([[0.85]], dtype=torch.float64)
+    kb = believer(model, pending)
+    best = model.standardize(X.squeeze(-1)).max()
+    kb_log_ei = log_expected_improvement(*kb.posterior(pending, standardized=True), best)
+    fantasy_log_ei = Fantasies(kb, model.n, torch.Generator().manual_seed(0)).log_ei(best)(pending)
+    # the believer keeps EI = mean - best > 0 at the pending point itself (its incumbent ignores it), so the next
+    # point may land beside it; averaged over its drawn outcomes, each draw's incumbent includes it
+    assert float(kb_log_ei) > math.log(0.05) and float(fantasy_log_ei) < float(kb_log_ei) - 2.0
+
+
+def test_gp_ei_asks_with_pending_trials_by_fantasies_and_half_the_restarts(monkeypatch):
+    from hpoflow.algorithms import gp_bo
+
+    algo = hpoflow.make_algorithm("gp_ei", SPACE, seed=0, rounds=12)
+    for t in range(1, 4):
+        s = algo.ask(t)
+        algo.tell(s, _value(s.config))
+    seen, maximize = [], gp_bo.acq.maximize
+
+    def spy(fn, dim, generator, config, *args, **kwargs):
+        seen.append((config.num_restarts, algo.fantasies is not None))
+        return maximize(fn, dim, generator, config, *args, **kwargs)
+
+    monkeypatch.setattr(gp_bo.acq, "maximize", spy)
+    first = algo.ask(4)
+    second = algo.ask_pending(5, [first])
+    assert seen == [(10, False), (5, True)] and algo.fantasies is None and algo.pending_rule == "fantasies"
+    assert not torch.allclose(first.x, second.x, atol=1e-3)
+
+
+def test_turbo_draws_from_the_region_once_two_design_points_are_observed_the_rest_pending():
+    study = Study(SPACE, algo="turbo", rounds=16, seed=0)  # design: min(2 d, 16 // 4) = 4 points
+    design = [study.ask() for _ in range(4)]
+    for trial in design[:2]:
+        study.tell(trial, _value(trial.config))
+    trial = study.ask()  # the design all asked, two of it observed and two pending
+    assert trial.suggestion.info["phase"] == 1.0 and "tr_length" in trial.suggestion.info

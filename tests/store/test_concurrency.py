@@ -11,7 +11,8 @@ from tests.conftest import mlflow_runs
 JOBS, ROUNDS = 8, 10
 
 
-def test_parallel_joblib_sweep_on_one_fresh_sqlite_store(run_cli, store):
+def test_parallel_joblib_sweep_on_one_fresh_sqlite_store(run_cli, tmp_path):
+    store = f"sqlite:///{tmp_path / 'fresh.db'}"  # not the test's ready-made store: four writers create it
     assert not Path(store.removeprefix("sqlite:///")).exists()
     proc = run_cli("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=4", "algo=random", "task=branin",
                    f"seed={','.join(map(str, range(JOBS)))}", f"budget.rounds={ROUNDS}",
