@@ -14,6 +14,13 @@ import pytest
 from tests.cli_server import WarmCli, fresh_interpreter_wanted, warm_server
 
 REPO = Path(__file__).resolve().parents[1]
+# One BLAS/OpenMP thread per test process (and per CLI child, which inherits the environment): make test runs one
+# pytest-xdist worker per core, and a second spinning thread per worker cost ~40% more CPU on the torch-heavy files
+# (tests/test_surrogate_pairs.py + tests/tasks/test_bilevel.py: 66 -> 41 user CPU s). The user's own setting wins.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+if "torch" in sys.modules:  # imported before this file (by a plugin): its pool is sized already
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 def cli_env() -> dict[str, str]:
@@ -51,23 +58,22 @@ def empty_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path, empty_store_file: Path) -> str:
-    """A fresh SQLite MLflow store URI: a copy of :func:`empty_store_file`, so the test (and every CLI call it
-    makes) skips MLflow's table migrations (1.4-2.7 CPU s per new store). Tests of a store that does not exist
-    yet build their own URI."""
-    shutil.copyfile(empty_store_file, tmp_path / "mlflow.db")
-    return f"sqlite:///{tmp_path / 'mlflow.db'}"
-
-
-@pytest.fixture
 def new_store(tmp_path: Path, empty_store_file: Path) -> Callable[[str], str]:
-    """``new_store("ref.db")``: the URI of another fresh store in the test's folder, made like :func:`store`."""
+    """``new_store("ref.db")``: the URI of a fresh SQLite store in the test's folder, a copy of
+    :func:`empty_store_file`, so the test (and every CLI call it makes) skips MLflow's table migrations (1.4-2.7
+    CPU s per new store). Tests of a store that does not exist yet build their own URI."""
 
     def _new(name: str) -> str:
         shutil.copyfile(empty_store_file, tmp_path / name)
         return f"sqlite:///{tmp_path / name}"
 
     return _new
+
+
+@pytest.fixture
+def store(new_store: Callable[[str], str]) -> str:
+    """The test's fresh SQLite MLflow store URI (``mlflow.db`` in its folder; see :func:`new_store`)."""
+    return new_store("mlflow.db")
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,7 @@ class GPBOConfig:
     preset: str = "default"          # default (ours) | skopt (scikit-optimize's gp_minimize defaults: SKOPT)
     n_init: int | None = None        # null: max(2, min(d + 1, rounds // 2)) initial points
     init: str = "sobol"              # initial design: sobol (scrambled) | random (uniform)
+    init_center: bool = False        # the design's first point is the space's centre (as NGOpt starts)
     discrete: str = "relax"          # integers/categoricals: relax (continuous, as proposed) | snap (cell centres)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
 
@@ -56,6 +57,8 @@ class GPBOConfig:
                     object.__setattr__(self, key, value)
         if self.init not in ("sobol", "random"):
             raise ValueError(f"algo.init='{self.init}' is unknown; allowed: sobol, random")
+        if not isinstance(self.init_center, bool):
+            raise ValueError(f"algo.init_center={self.init_center!r} is not allowed; allowed: true, false")
         if self.discrete not in DISCRETE:
             raise ValueError(f"algo.discrete='{self.discrete}' is unknown; allowed: {', '.join(DISCRETE)}")
         check_auto_int("algo.n_init", self.n_init, "max(2, min(d + 1, rounds // 2))")

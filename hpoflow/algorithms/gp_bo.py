@@ -52,6 +52,8 @@ class GPBO(AskTellAlgorithm):
         else:
             sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True, seed=ctx.seed * 7 + 3)
             self.init_points = sobol.draw(self.n_init, dtype=ctx.dtype)
+        if getattr(config, "init_center", False):
+            self.init_points[0] = 0.5
         self.candidates = ctx.task.candidates
         size = ctx.task.space.finite_size()
         if self.candidates is None and size is not None and size <= MAX_ENUMERATED:

@@ -101,6 +101,8 @@ class TuRBO(AskTellAlgorithm):
         sobol = torch.quasirandom.SobolEngine(self.dim, scramble=True,
                                               seed=self.ctx.seed * 7919 + 13 * self.restarts + 1)
         self.design = sobol.draw(self.n_init, dtype=self.dtype)
+        if self.config.init_center and self.restarts == 0:  # the centre first (restarts explore a fresh design)
+            self.design[0] = 0.5
         self.X: list[Tensor] = []
         self.y: list[float] = []
         self._design_asked = 0

@@ -14,9 +14,12 @@ class TuRBOConfig:
 
     name: str = "turbo"
     n_init: int | None = None       # initial design per (re)start; null: min(2 d, max(2, rounds // 4))
+    init_center: bool = False       # the first start's first design point is the space's centre (as NGOpt starts)
 
     def __post_init__(self) -> None:
         check_auto_int("algo.n_init", self.n_init, "min(2 d, max(2, rounds // 4))")
+        if not isinstance(self.init_center, bool):
+            raise ValueError(f"algo.init_center={self.init_center!r} is not allowed; allowed: true, false")
 
 
 BUILTINS = [

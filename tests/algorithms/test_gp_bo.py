@@ -57,3 +57,14 @@ def test_gp_bo_refuses_the_time_varying_gp_which_does_not_standardise_its_output
     with pytest.raises(ConfigError, match="needs a surrogate with standardised outputs .*got TemporalGP"):
         hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="tv_gp")
     assert hpoflow.make_algorithm("gp_ei", {"x": ("float", 0.0, 1.0)}, surrogate="nn").model.n == 0
+
+
+def test_init_center_replaces_the_first_design_point_by_the_centre():
+    task = make_branin()
+    ctx = BuildContext(task=task, rounds=10, seed=0, surrogate=lambda d: ExactGP(d))
+    plain, centred = GPEI(GPEIConfig(n_init=3), ctx), GPEI(GPEIConfig(n_init=3, init_center=True), ctx)
+    assert torch.equal(centred.init_points[0], torch.full((2,), 0.5, dtype=torch.float64))
+    assert torch.equal(centred.init_points[1:], plain.init_points[1:])
+    assert torch.equal(centred.ask(1).x, centred.init_points[0])
+    with pytest.raises(ValueError, match="algo.init_center=1 is not allowed"):
+        GPEIConfig(init_center=1)  # type: ignore[arg-type]

@@ -70,6 +70,7 @@ def _values(seed: int, facade: str, rounds: int = 20) -> list[float]:
                                  budget=Budget(rounds)).records]
 
 
+@pytest.mark.integration  # SMAC's own optimiser for 12-20 rounds: make test, not test-fast
 def test_same_seed_same_trajectory_and_the_forest_proposes_better_points_than_its_sobol_design():
     a = _values(3, "hpo")
     assert a == _values(3, "hpo")
@@ -78,6 +79,7 @@ def test_same_seed_same_trajectory_and_the_forest_proposes_better_points_than_it
     assert sorted(a[10:])[5] < 0.5 * sorted(a[:5])[2]
 
 
+@pytest.mark.integration  # SMAC's own optimiser for 12-20 rounds: make test, not test-fast
 def test_the_gp_facade_finds_the_bowls_minimum():
     assert min(_values(0, "blackbox", 12)) < 0.05
 

@@ -104,6 +104,7 @@ def test_botorch_coordinates_round_trip_and_bounds():
     assert c.categories() == {3: [0.0, 1.0, 2.0]} and c.discrete_values()[1] == [1.0, 2.0, 3.0, 4.0]
 
 
+@pytest.mark.integration  # the peers' own GP optimisers for real: make test, not test-fast
 @pytest.mark.parametrize("name", ["botorch_logei", "optuna_gp"])
 def test_model_based_peers_beat_their_initial_design_on_a_quadratic(name):
     class Bowl(Task):

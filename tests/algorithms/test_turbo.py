@@ -93,3 +93,16 @@ def test_runs_through_the_loop_and_improves_on_its_design():
     values = [r.value for r in result.records]
     assert min(values[5:]) < min(values[:5])
     assert all(math.isfinite(r.metrics["tr_length"]) for r in result.records)
+
+
+def test_init_center_puts_the_first_design_point_at_the_centre_and_only_on_the_first_start():
+    plain, centred = _turbo(n_init=3), _turbo(n_init=3, init_center=True)
+    assert torch.equal(centred.design[0], torch.full((2,), 0.5, dtype=torch.float64))
+    assert torch.equal(centred.design[1:], plain.design[1:])  # the rest of the Sobol design is unchanged
+    assert not torch.equal(plain.design[0], centred.design[0])
+    assert centred.ask(1).config == plain.task.space.decode(torch.full((2,), 0.5, dtype=torch.float64))
+    centred.restarts = 1
+    centred._start()  # a restart explores a fresh design, no centre
+    assert not bool((centred.design == 0.5).all(1).any())
+    with pytest.raises(ValueError, match="algo.init_center='yes' is not allowed; allowed: true, false"):
+        TuRBOConfig(init_center="yes")  # type: ignore[arg-type]
