@@ -74,21 +74,19 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
         from hpoflow.core.checkpoint import DEFER_S
-        from hpoflow.store.checkpoint_artifacts import in_store
 
         # deferred file writes (cheap rounds): in sequential runs whose store is never ahead of the file (sync()
-        # before each flush), not into a server store (tests/cluster/test_multinode.py failed so: under study)
+        # before each flush)
         deferrable = s.budget.workers <= 1 and (tracker is None or hasattr(tracker, "before_flush"))
-        server = tracker is not None and in_store(str(uri))
         checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every),
-                                    defer_s=DEFER_S if deferrable and not server else None)
+                                    defer_s=DEFER_S if deferrable else None)
         if tracker is not None and deferrable:
             tracker.before_flush = checkpointer.sync
         from hpoflow.store.checkpoint_artifacts import THROTTLE_S, ArtifactMirror, in_store
 
         if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
-            mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
+            mirror = ArtifactMirror(tracker.artifact_store, str(tracker.run_id),
                                     first_slot=0 if loaded is None else int(loaded) + 1, throttle_s=THROTTLE_S)
             checkpointer.mirror = mirror
             if not deferrable:  # deferred: sync() brings the store's copy up to date before each flush instead
