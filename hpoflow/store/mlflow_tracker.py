@@ -109,13 +109,14 @@ class MlflowTracker:
         run_tags = {**{k: mask_secrets(str(v)) for k, v in tags.items()}, **self._lease.tags()}
         run = retry(lambda: self.client.create_run(exp_id, tags=run_tags, run_name=self.run_name))
         self.run_id = run.info.run_id
-        self.artifact_store = RunArtifacts.of(run.info.artifact_uri, self.uri, self.client)
         self._start_heartbeat()
         from mlflow.entities import Param
 
         items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
         for i in range(0, len(items), MAX_PARAMS):
             retry(partial(self.client.log_batch, run.info.run_id, params=items[i:i + MAX_PARAMS]))
+        self.artifact_store = RunArtifacts.of(run.info.artifact_uri, self.uri, self.client)  # after the params: a
+        # run lost before them is one without params (hpoflow.store.sweeps.check_same_config)
 
     def _start_heartbeat(self) -> None:
         assert self.run_id is not None and self._lease is not None
