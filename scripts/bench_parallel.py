@@ -13,7 +13,7 @@ ratios); the table gives the mean wall time, its ratio to workers=1, and the reg
 standard deviation over seeds. A warm-up run first takes the one-time imports out of the timings.
 
 Usage: python scripts/bench_parallel.py [--problems branin hartmann6 mixed] [--algos gp_ei turbo random optuna_tpe]
-       [--workers 1 2 4 8] [--seeds 0 1 2] [--evals 32] [--sleep 1.0] [--json out.json]
+       [--workers 1 2 4 8] [--seeds 0 1 2] [--evals 32] [--sleep 1.0] [--json out.json] [--paced-refits]
 """
 from __future__ import annotations
 
@@ -116,8 +116,14 @@ def main() -> None:
     parser.add_argument("--evals", type=int, default=32)
     parser.add_argument("--sleep", type=float, default=1.0, help="seconds each evaluation sleeps")
     parser.add_argument("--json", help="write every run's (wall, regret) here")
+    parser.add_argument("--paced-refits", action="store_true",
+                        help="GP-BO refits once per k results while trials are pending (gp_bo.PACED_REFITS; A/B)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
+    if args.paced_refits:
+        import hpoflow.algorithms.gp_bo as gp_bo
+
+        gp_bo.PACED_REFITS = True
     probs = problems()
     for algo in args.algos:  # warm-up: imports, and each algorithm's config composed once (then shared)
         run_hpoflow(*probs["branin"], algo, 2, 0, 2, 0.0)

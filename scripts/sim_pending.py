@@ -5,13 +5,20 @@ Every evaluation takes the same (virtual) time and decisions none, so with ``k``
 the oldest pending trial is told next. This isolates the algorithm's batch behaviour from machine load: the final
 regret after ``--evals`` evaluations at workers=1 and workers=k over many seeds, plus the median distance (unit
 cube) from each new point to the nearest pending one (how far the rule spreads the batch). ``--variant`` switches
-one part off to measure its share: ``refit-every-ask`` (no RefitPacer: hyperparameters refitted as sequentially),
-``no-believer`` (TuRBO: independent Thompson draws, the paper's batch rule without conditioning on pending points),
-``believer`` (gp_ei: the kriging believer instead of fantasies), ``full-restarts`` (gp_ei: every L-BFGS-B restart
-while trials are pending, not half). Run it with ``PYTHONPATH`` at another checkout to measure that revision.
+one part off to measure its share: ``refit-every-ask`` (TuRBO without its RefitPacer: a GP fitted from scratch on
+every ask, as sequentially), ``paced-refits`` (GP-BO: hyperparameters refitted once per k tells by the RefitPacer
+instead of the surrogate's own schedule), ``no-believer`` (TuRBO: independent Thompson draws, the paper's batch rule
+without conditioning on pending points), ``believer`` (gp_ei: the kriging believer instead of fantasies),
+``full-restarts`` (gp_ei: every L-BFGS-B restart while trials are pending, not half), ``batch-counters`` (TuRBO: the
+paper's batch rule for the region's counters, one success/failure per k tells, failure tolerance
+ceil(max(4/k, d/k))), ``fresh-counters`` (TuRBO: a result of a trial asked under another region length does not
+count), ``oracle-believer`` (TuRBO: the GP is told the pending points' true values instead of its mean: what is
+left of the loss with no information lag in the model). Run it with ``PYTHONPATH`` at another checkout to measure
+that revision.
 
 Usage: python scripts/sim_pending.py --problem hartmann6 --algo gp_ei [--workers 1 4] [--seeds 0 1 2 3 4 5 6 7]
-       [--variant none|refit-every-ask|no-believer|believer|full-restarts]
+       [--variant none|refit-every-ask|paced-refits|no-believer|believer|full-restarts|batch-counters|
+       fresh-counters|oracle-believer]
 """
 from __future__ import annotations
 
@@ -27,6 +34,35 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 from scripts.bench_common import pin_threads
 
 pin_threads()
+
+VARIANTS = ["none", "refit-every-ask", "paced-refits", "no-believer", "believer", "full-restarts", "batch-counters",
+            "fresh-counters", "oracle-believer"]
+
+
+def _turbo_counters(algorithm: Any, variant: str, workers: int) -> None:
+    """Switch TuRBO's region counters to ``batch-counters`` or ``fresh-counters`` (see the module docstring)."""
+    tell, flags = algorithm.tell, []
+
+    def batched(improved: bool, update: Any) -> None:
+        flags.append(improved)
+        if len(flags) >= workers:
+            algorithm.tr.failure_tolerance = math.ceil(max(4 / workers, algorithm.dim / workers))
+            update(any(flags))
+            flags.clear()
+
+    def counted_tell(s: Any, outcome: Any) -> None:
+        tr, update = algorithm.tr, algorithm.tr.update
+        stale = s.info.get("tr_length", tr.length) != tr.length or s.info.get("restarts", 0) != algorithm.restarts
+        if variant == "fresh-counters" and stale and len(algorithm.y) >= algorithm.n_init:
+            tr.update = lambda improved: None
+        elif variant == "batch-counters" and workers > 1:
+            tr.update = lambda improved: batched(improved, update)
+        try:
+            tell(s, outcome)
+        finally:
+            tr.__dict__.pop("update", None)
+
+    algorithm.tell = counted_tell
 
 
 def simulate(problem: str, algo: str, workers: int, seed: int, evals: int, variant: str) -> tuple[float, float]:
@@ -45,11 +81,19 @@ def simulate(problem: str, algo: str, workers: int, seed: int, evals: int, varia
         algorithm.pacer.saw = lambda pending: None  # never "concurrent": refits as a sequential run does
     if variant == "believer":
         algorithm.uses_fantasies = False
+    if variant in ("batch-counters", "fresh-counters"):
+        _turbo_counters(algorithm, variant, workers)
     believer, restarts = turbo.believer, getattr(gp_bo, "PENDING_RESTARTS", 1.0)
+    paced = getattr(gp_bo, "PACED_REFITS", True)
     if variant == "no-believer":
         turbo.believer = lambda model, X_pending: model
+    if variant == "oracle-believer":
+        turbo.believer = lambda model, X_pending: _told_truth(model, X_pending, algorithm.task.space, fn,
+                                                               algorithm.sign)
     if variant == "full-restarts":
         gp_bo.PENDING_RESTARTS = 1.0
+    if variant == "paced-refits":
+        gp_bo.PACED_REFITS = True
     pending: list[Any] = []
     best, asked, told, distances = math.inf, 0, 0, []
     try:
@@ -70,7 +114,21 @@ def simulate(problem: str, algo: str, workers: int, seed: int, evals: int, varia
         turbo.believer = believer
         if hasattr(gp_bo, "PENDING_RESTARTS"):
             gp_bo.PENDING_RESTARTS = restarts
+        if hasattr(gp_bo, "PACED_REFITS"):
+            gp_bo.PACED_REFITS = paced
     return best - optimum, statistics.median(distances) if distances else math.nan
+
+
+def _told_truth(model: Any, X_pending: Any, space: Any, fn: Any, sign: float) -> Any:
+    """A copy of ``model`` extended by the pending points' true rewards (an oracle: no information lag)."""
+    import copy
+
+    import torch
+
+    told = copy.copy(model)
+    for x in X_pending:
+        told.extend(x.to(model.dtype), torch.tensor(sign * fn(space.decode(x)), dtype=model.dtype))
+    return told
 
 
 def main() -> None:
@@ -80,8 +138,7 @@ def main() -> None:
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 4])
     parser.add_argument("--seeds", nargs="+", type=int, default=list(range(8)))
     parser.add_argument("--evals", type=int, default=32)
-    parser.add_argument("--variant", default="none",
-                        choices=["none", "refit-every-ask", "no-believer", "believer", "full-restarts"])
+    parser.add_argument("--variant", default="none", choices=VARIANTS)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     for workers in args.workers:

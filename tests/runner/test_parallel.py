@@ -396,3 +396,25 @@ def test_turbo_draws_from_the_region_once_two_design_points_are_observed_the_res
         study.tell(trial, _value(trial.config))
     trial = study.ask()  # the design all asked, two of it observed and two pending
     assert trial.suggestion.info["phase"] == 1.0 and "tr_length" in trial.suggestion.info
+
+
+@pytest.mark.parametrize("paced", [False, True])
+def test_gp_ei_refits_its_gp_with_trials_pending_as_it_would_without(monkeypatch, paced):
+    """Pending asks leave the surrogate's own refit schedule alone (the refit pacer cost Branin's regret at 4
+    workers: ``gp_bo.PACED_REFITS``); with the pacer on, the same tells give another GP."""
+    from hpoflow.algorithms import gp_bo
+    from hpoflow.core.records import Evaluation, Suggestion
+
+    monkeypatch.setattr(gp_bo, "PACED_REFITS", paced)
+    with_pending, alone = (hpoflow.make_algorithm("gp_ei", SPACE, seed=0, rounds=16) for _ in range(2))
+    X = torch.rand(12, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    told = [Suggestion(with_pending.task.space.decode(x), x) for x in X]
+    for i, s in enumerate(told):
+        if i >= 4:  # three trials pending at each ask once the design is observed
+            with_pending.ask_pending(i + 1, told[i + 1:i + 4])
+        for algo in (with_pending, alone):
+            algo.tell(s, Evaluation(_value(s.config)))
+    Xs = torch.rand(6, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    same = all(torch.allclose(a, b, atol=1e-9) for a, b in zip(with_pending.model.posterior(Xs),
+                                                               alone.model.posterior(Xs)))
+    assert same != paced
