@@ -1,4 +1,4 @@
-"""Resumable loop state: what a run needs to continue after a crash, saved atomically every round.
+"""Resumable loop state: what a run needs to continue after a crash, saved every round and written atomically.
 
 The file is JSON (plain values; tensors as ``{"__tensor__": dtype, "shape", "data"}``), so loading a
 checkpoint can never run code, and writing it is cheap (one C-speed ``json.dumps``: a few ms per round for
@@ -128,10 +128,21 @@ def load_rng_states(obj: Any, states: dict[str, Any]) -> None:
             _rng_set(rng, saved)
 
 
+_GLOBAL_RNG: list[Any] = [None, None]  # (the raw states last converted, their plain form)
+
+
 def global_rng_state() -> dict[str, Any]:
-    """Python's, NumPy's and torch's global RNG states (what ``seed_everything`` seeds)."""
-    return {"python": to_plain(random.getstate()), "numpy": to_plain(np.random.get_state(legacy=False)),
-            "torch": torch.get_rng_state()}
+    """Python's, NumPy's and torch's global RNG states (what ``seed_everything`` seeds).
+
+    While none of them moved since the last call (an algorithm with its own generators), the same dict is
+    returned again, so that saving it every round converts and serialises it once (:func:`save`); callers
+    must not change it."""
+    py, npy, th = random.getstate(), np.random.get_state(legacy=False), torch.get_rng_state()
+    key = (py, npy["state"]["key"].tobytes(), npy["state"]["pos"], npy.get("has_gauss"), npy.get("gauss"),
+           th.numpy().tobytes())
+    if _GLOBAL_RNG[0] != key:
+        _GLOBAL_RNG[:] = [key, {"python": to_plain(py), "numpy": to_plain(npy), "torch": th}]
+    return _GLOBAL_RNG[1]
 
 
 def set_global_rng_state(state: dict[str, Any]) -> None:
@@ -196,11 +207,16 @@ def _outcome_from(d: dict[str, Any] | None) -> Evaluation | Failure | None:
 
 def encode(state: LoopState) -> dict[str, Any]:
     """LoopState -> a dict of plain values and tensors (without the rounds: see ``save``)."""
+    return {**_encode_head(state), "global_rng": state.global_rng, "meta": to_plain(state.meta)}
+
+
+def _encode_head(state: LoopState) -> dict[str, Any]:
+    """What ``encode`` gives, before the global RNG state and the meta."""
     return {
         "version": VERSION, "round": state.round,
         "book": to_plain(state.book), "wall_time": float(state.wall_time),
         "algorithm": None if state.algorithm is None else to_plain(state.algorithm),
-        "task_rng": state.task_rng, "global_rng": state.global_rng, "meta": to_plain(state.meta),
+        "task_rng": state.task_rng,
     }
 
 
@@ -228,6 +244,7 @@ _HASH_HEAD = '{"sha256":"'
 _HASH_LEN = 64
 FSYNC_SECONDS = 2.0  # a killed process loses nothing (the rename is atomic); fsync bounds a power cut's loss
 _LAST_FSYNC: dict[Path, float] = {}
+DEFER_S = 0.25  # a run's checkpoint file is written at most this often while its rounds are cheap (Checkpointer)
 
 
 def _to_json(obj: Any) -> Any:
@@ -254,13 +271,37 @@ def _from_json(obj: Any) -> Any:
     return obj
 
 
+_FIELD_JSON: dict[str, tuple[Any, str]] = {}  # field -> (the object the last save serialised, its JSON text)
+
+
+def _field_json(name: str, value: Any) -> str:
+    """The JSON text of a top-level field; the very object the last save wrote (the global RNG state while it
+    does not move, a checkpointer's meta) is not converted and serialised again."""
+    memo = _FIELD_JSON.get(name)
+    if memo is None or memo[0] is not value:
+        memo = (value, json.dumps(_to_json(to_plain(value)), separators=(",", ":")))
+        _FIELD_JSON[name] = memo
+    return memo[1]
+
+
 def save(path: str | Path, state: LoopState) -> None:
     """Write atomically: a temporary file in the same folder, fsync, then rename over the old one."""
+    write_text(path, dumps(state))
+
+
+def dumps(state: LoopState) -> str:
+    """The checkpoint file's text for ``state`` (its content hash first)."""
+    head = json.dumps(_to_json(_encode_head(state)), separators=(",", ":"))  # the fields of encode(), in order
+    head = head[:-1] + "".join(f',"{key}":{_field_json(key, getattr(state, key))}' for key in ("global_rng", "meta"))
+    head += "}"
+    body = f'{head[1:-1]},"rounds":[{",".join(state.rounds_json)}]}}'
+    return f'{_HASH_HEAD}{hashlib.sha256(body.encode()).hexdigest()}",{body}'
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write a checkpoint's ``text`` atomically (temporary file, fsync at most every ``FSYNC_SECONDS``, rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    head = json.dumps(_to_json(encode(state)), separators=(",", ":"))
-    body = f'{head[1:-1]},"rounds":[{",".join(state.rounds_json)}]}}'
-    text = f'{_HASH_HEAD}{hashlib.sha256(body.encode()).hexdigest()}",{body}'
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
@@ -303,20 +344,75 @@ def _verify_hash(text: str, path: str | Path) -> None:
 
 
 class Checkpointer:
-    """Saves the loop state after every ``every``-th round (and the final one) to ``path``."""
+    """Saves the loop state after every ``every``-th round (and the final one) to ``path``.
 
-    def __init__(self, path: str | Path, meta: dict[str, Any] | None = None, every: int = 1) -> None:
-        self.path, self.meta, self.every = Path(path), dict(meta or {}), every
+    ``defer_s``: a save within ``defer_s`` seconds of the last file write is serialised at once (the state and
+    RNGs exactly as they are after that round) but kept in memory, and written by the next save that is due
+    or by :meth:`write_pending`, which the loop calls before the store receives any metric (the tracker's
+    ``before_flush``) and before the run ends. Cheap rounds then cost no file write each (an atomic rename
+    is milliseconds on ext4), while the file is never behind the store by more than the round being flushed,
+    so a crashed run resumes with every stored step exactly once (:mod:`hpoflow.store.resume_guard`); a
+    crash loses at most ``defer_s`` seconds of rounds, which the resumed run computes again. None: every
+    save is written.
+    """
+
+    def __init__(self, path: str | Path, meta: dict[str, Any] | None = None, every: int = 1,
+                 defer_s: float | None = None) -> None:
+        self.path, self.meta, self.every, self.defer_s = Path(path), dict(meta or {}), every, defer_s
         self.mirror: Any = None  # has ``upload(path)``: each save also goes into the tracking store (a server)
+        self._meta: tuple[Any, dict[str, Any]] | None = None  # ((status, folder, meta items), the meta written)
+        self._pending: str | None = None  # a deferred save's text
+        self._written_at: float | None = None  # time.monotonic() of the last file write
+        self.writes = 0
+        self._mirrored = 0  # the write the store's copy holds (its number)
 
     def due(self, round: int) -> bool:
         return self.every >= 1 and round % self.every == 0
 
-    def save(self, state: LoopState, status: str = "RUNNING") -> None:
-        state.meta = {**self.meta, "status": status, "folder": folder_identity(self.path)}
-        save(self.path, state)
+    def save(self, state: LoopState, status: str = "RUNNING", now: bool = False) -> None:
+        """Save ``state`` (deferred as the class says unless ``now`` or the status is not RUNNING)."""
+        key = (status, folder_identity(self.path), list(self.meta.items()))
+        if self._meta is None or self._meta[0] != key:  # the same meta object while nothing changed: written
+            self._meta = (key, {**self.meta, "status": status, "folder": key[1]})  # once (see _field_json)
+        state.meta = self._meta[1]
+        text = dumps(state)
+        if (not now and status == "RUNNING" and self.defer_s is not None and self._written_at is not None
+                and time.monotonic() - self._written_at < self.defer_s):
+            self._pending = text
+            return
+        self._write(text, status)
+
+    @property
+    def pending(self) -> bool:
+        """A save is held in memory, not yet in the file."""
+        return self._pending is not None
+
+    def write_pending(self) -> None:
+        """Write the deferred save, if any."""
+        if self._pending is not None:
+            self._write(self._pending, "RUNNING")
+
+    def sync(self) -> None:
+        """Before the store is written (the tracker's ``before_flush``): the deferred save goes to the file, and
+        the file to the store's copy (``mirror``) if its latest write is not there yet (a throttled upload), so
+        that neither trails the store by more than the round being flushed."""
+        self.write_pending()
+        if self.mirror is not None and self._mirrored < self.writes:
+            self._upload(now=True)
+
+    def _write(self, text: str, status: str) -> None:
+        write_text(self.path, text)
+        self._pending = None
+        self._written_at = time.monotonic()
+        self.writes += 1
         if self.mirror is not None and status != "FINISHED":  # a finished run is never resumed
-            self.mirror.upload(self.path)
+            self._upload(now=False)
+
+    def _upload(self, now: bool) -> None:
+        before = self.mirror.uploads
+        self.mirror.upload_now(self.path) if now else self.mirror.upload(self.path)
+        if self.mirror.uploads > before:  # uploaded (a failed upload warns once and is tried again next time)
+            self._mirrored = self.writes
 
 
 def folder_identity(path: str | Path) -> str:

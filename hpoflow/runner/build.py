@@ -73,15 +73,24 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         meta = {"config": redact_tree(s.raw), "config_text": mask_text(config_text),
                 "run_id": getattr(tracker, "run_id", None), "uri": mask_secrets(uri) if uri else uri,
                 "sweep_id": sweep_id}
-        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every))
+        from hpoflow.core.checkpoint import DEFER_S
+
+        # deferred file writes (cheap rounds): in sequential runs whose store is never ahead of the file (sync()
+        # before each flush)
+        deferrable = s.budget.workers <= 1 and (tracker is None or hasattr(tracker, "before_flush"))
+        checkpointer = Checkpointer(checkpoint_path, meta, every=max(1, s.checkpoint_every),
+                                    defer_s=DEFER_S if deferrable else None)
+        if tracker is not None and deferrable:
+            tracker.before_flush = checkpointer.sync
         from hpoflow.store.checkpoint_artifacts import THROTTLE_S, ArtifactMirror, in_store
 
         if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
-            mirror = ArtifactMirror(tracker.client, str(tracker.run_id),
+            mirror = ArtifactMirror(tracker.artifact_store, str(tracker.run_id),
                                     first_slot=0 if loaded is None else int(loaded) + 1, throttle_s=THROTTLE_S)
             checkpointer.mirror = mirror
-            tracker.after_flush = partial(mirror.after_flush, checkpointer.path)
+            if not deferrable:  # deferred: sync() brings the store's copy up to date before each flush instead
+                tracker.after_flush = partial(mirror.after_flush, checkpointer.path)
     budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"

@@ -150,6 +150,7 @@ class Loop:
         """End the run as ``status`` (KILLED or FAILED) with ``error``; a run already ended is left alone."""
         if self.status is None:
             self.status = status
+            self._write_deferred()  # the checkpoint as of the last completed round, before the store's last flush
             self.tracker.finish(status, self.book.summary(), error=error)
 
     def ask(self) -> Suggestion:
@@ -218,13 +219,28 @@ class Loop:
             raise ObjectiveError(f"round {record.round}: {record.error}")
         return record
 
-    def _save(self, wall_time: float, status: str = "RUNNING") -> None:
-        """Write the checkpoint, after the tracker's fence: a writer that lost its run writes no file either."""
+    def _save(self, wall_time: float, status: str = "RUNNING", now: bool = False) -> None:
+        """Save the checkpoint, after the tracker's fence: a writer that lost its run writes no file either.
+
+        A save may be deferred (``Checkpointer.defer_s``): its text is kept until the store is written next."""
         assert self.checkpoint is not None
         fence = getattr(self.tracker, "fence", None)
         if status != "FINISHED" and callable(fence):
             fence()  # raises (LeaseLost, StoreLost) if another process took the run over, or the store is gone
-        save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status)
+        save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status, now=now)
+
+    def _write_deferred(self) -> None:
+        """Write a deferred checkpoint save before the run ends (a run that lost its lease writes nothing; a
+        failing write is left to the exception already on its way)."""
+        if self.checkpoint is None or not self.checkpoint.pending:
+            return
+        fence = getattr(self.tracker, "fence", None)
+        try:
+            if callable(fence):
+                fence()
+            self.checkpoint.write_pending()
+        except Exception:  # noqa: BLE001 - the run is ending with an error already; the last written file stays
+            pass
 
     def finish(self) -> RunResult:
         """End the run as FINISHED: the tracker writes the summary, the checkpoint says FINISHED.
@@ -235,9 +251,15 @@ class Loop:
         resumed, and the exception propagates (the CLI exits non-zero).
         """
         summary = self.book.summary()
-        if self.checkpoint is not None and self.state.records and not self.checkpoint.due(self.state.round):
-            with self.guard():  # the last rounds, not yet saved: resumable whatever happens to the store now
-                self._save(time.perf_counter() - self._start)
+        if self.checkpoint is not None and self.state.records:
+            with self.guard():  # the last rounds, not yet saved or written: resumable whatever happens to the store now
+                if not self.checkpoint.due(self.state.round):
+                    self._save(time.perf_counter() - self._start, now=True)
+                elif self.checkpoint.pending:
+                    fence = getattr(self.tracker, "fence", None)
+                    if callable(fence):
+                        fence()
+                    self.checkpoint.write_pending()
         try:
             self.tracker.finish(RunStatus.FINISHED, summary)
         except BaseException:

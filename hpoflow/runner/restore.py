@@ -41,7 +41,7 @@ def _overrides(obj: Any, method: str, base: type) -> bool:
 
 
 def save(checkpoint: Checkpointer, state: LoopState, book: RegretBook, algorithm: Algorithm, task: Task,
-         wall_time: float, status: str = "RUNNING") -> None:
+         wall_time: float, status: str = "RUNNING", now: bool = False) -> None:
     """Write ``state`` with the book, the algorithm's ``state_dict`` (if it has one) and every RNG state."""
     state.book = {k: getattr(book, k) for k in BOOK_STATE}
     state.wall_time = wall_time
@@ -49,7 +49,7 @@ def save(checkpoint: Checkpointer, state: LoopState, book: RegretBook, algorithm
     task_state = getattr(task, "state_dict", None)  # optional on a Task: its RNGs are saved otherwise
     state.task_rng = task_state() if callable(task_state) else rng_states(task)
     state.global_rng = global_rng_state()
-    checkpoint.save(state, status)
+    checkpoint.save(state, status, now=now)
 
 
 def same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -57,6 +57,7 @@ class MlflowTracker:
         self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
         self.plots = plots
         self.client = make_client(uri)
+        self.artifact_store: Any = self.client  # log_artifact(s) of the run: its repository once it is known
         self.run_id: str | None = run_id
         self.experiment_id: str | None = None
         self._buffer: list[Any] = []
@@ -73,6 +74,8 @@ class MlflowTracker:
         self._heartbeat: leases.Heartbeat | None = None
         self._lease: leases.Lease | None = None
         self._lost: BaseException | None = None  # LeaseLost / StoreLost once seen: nothing more is written
+        self.before_flush: Callable[[], None] | None = None  # called before metrics or tags are written: the
+        # deferred checkpoint save (hpoflow.core.checkpoint.Checkpointer.defer_s) goes to its file first
         self.after_flush: Callable[[], None] | None = None  # called after each metric batch written (not in a
         self._closing: RunStatus | None = None                 # FINISHED end): the checkpoint's store copy
 
@@ -89,7 +92,9 @@ class MlflowTracker:
             self._lease = leases.acquire(self.client, run_id, self.heartbeat_s,  # LeaseHeld, RunFinished
                                          grace_s=0.0 if self.take_over else None)
             self._start_heartbeat()
-            self.experiment_id = retry(lambda: self.client.get_run(run_id)).info.experiment_id
+            info = retry(lambda: self.client.get_run(run_id)).info
+            self.experiment_id = info.experiment_id
+            self.artifact_store = RunArtifacts.of(info.artifact_uri, self.uri, self.client)
             history = retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))
             self._stored_steps = {m.step for m in history}
             retry(lambda: self.client.update_run(run_id, status="RUNNING"))
@@ -110,6 +115,8 @@ class MlflowTracker:
         items = [Param(k, v) for k, v in to_mlflow_params(params).items()]
         for i in range(0, len(items), MAX_PARAMS):
             retry(partial(self.client.log_batch, run.info.run_id, params=items[i:i + MAX_PARAMS]))
+        self.artifact_store = RunArtifacts.of(run.info.artifact_uri, self.uri, self.client)  # after the params: a
+        # run lost before them is one without params (hpoflow.store.sweeps.check_same_config)
 
     def _start_heartbeat(self) -> None:
         assert self.run_id is not None and self._lease is not None
@@ -174,6 +181,8 @@ class MlflowTracker:
 
         if self._buffer or tags:
             self._check()
+            if self.before_flush is not None:
+                self.before_flush()
         pending = [RunTag(k, v) for k, v in (tags or {}).items()]
         while self._buffer or pending:
             batch = self._buffer[:MAX_BATCH]
@@ -287,9 +296,34 @@ class MlflowTracker:
                     continue
                 outside = [p for p in paths if Path(p).resolve().parent != folder.resolve()]
                 for path in outside:  # files written elsewhere are logged one by one
-                    retry(partial(self.client.log_artifact, self.run_id, str(path)))
+                    retry(partial(self.artifact_store.log_artifact, self.run_id, str(path)))
             run_id = self.run_id
-            retry(lambda: self.client.log_artifacts(run_id, str(folder)))  # one call for the whole folder
+            retry(lambda: self.artifact_store.log_artifacts(run_id, str(folder)))  # one call for the whole folder
+
+
+class RunArtifacts:
+    """A run's artifact repository, opened from the artifact URI that creating (or reading) the run returned,
+    with ``MlflowClient``'s ``log_artifact(s)`` signature: the client would read the run once more (one
+    request per run on a server) to find that URI before its first upload."""
+
+    def __init__(self, repo: Any) -> None:
+        self.repo = repo
+
+    @classmethod
+    def of(cls, artifact_uri: str, tracking_uri: str, client: Any) -> Any:
+        """The run's repository, or ``client`` itself where MLflow cannot open it from the URI alone."""
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+        try:
+            return cls(get_artifact_repository(artifact_uri, tracking_uri=tracking_uri))
+        except Exception:  # noqa: BLE001 - an unusual scheme: MLflow's own lookup (one read of the run) then
+            return client
+
+    def log_artifact(self, run_id: str, local_path: str, artifact_path: str | None = None) -> None:
+        self.repo.log_artifact(local_path, artifact_path)
+
+    def log_artifacts(self, run_id: str, local_dir: str, artifact_path: str | None = None) -> None:
+        self.repo.log_artifacts(local_dir, artifact_path)
 
 
 def write_trajectory(rows: list[dict[str, Any]], path: Path) -> None:

@@ -114,14 +114,17 @@ def children_with_hash(client: Any, experiment_id: str, parent_run_id: str, dige
 
 
 def check_same_config(run: Any, raw: dict[str, Any]) -> None:
-    """Refuse a hash match whose recorded params differ from this config (a hash collision)."""
+    """Refuse a hash match whose recorded params differ from this config (a hash collision).
+
+    A param the run lacks is not compared: its writer died after creating the run (its config hash is a tag of
+    create_run) and before logging every param (a lost worker; seen in tests/cluster/test_readme_cluster.py)."""
     from hpoflow.store.params import to_mlflow_params
 
     mine = to_mlflow_params(canonical(raw))
     theirs = {k: v for k, v in run.data.params.items() if k.split(".", 1)[0] not in NOT_HASHED
               and k != "budget.executor" and (k, v) != ("budget.workers", "1")}  # as canonical() drops them
     for key in sorted(set(mine) | set(theirs)):
-        if mine.get(key) != theirs.get(key):
+        if key in theirs and mine.get(key) != theirs[key]:
             raise ConfigHashCollision(
                 f"config hash {run.data.tags.get(HASH_TAG)} of this job matches run {run.info.run_id}, whose config "
                 f"differs at {key} ({theirs.get(key)!r} there, {mine.get(key)!r} here); allowed: distinct configs "

@@ -168,3 +168,19 @@ def test_loopback_clusters_are_recognised(address, loopback):
     from hydra_plugins.hpoflow_ray_launcher.ray_launcher import on_loopback
 
     assert on_loopback(address) is loopback
+
+
+def test_the_worker_cache_survives_hydras_plugin_scan():
+    """A worker's shared objects stay cached across jobs: Hydra's plugin scan (run again by every
+    ``Singleton.set_state``) re-executes the modules under ``hydra_plugins`` except those named ``_*``."""
+    from hydra.core.plugins import Plugins
+
+    import hydra_plugins
+    from hydra_plugins.hpoflow_ray_launcher import _worker_cache
+
+    _worker_cache.SHARED["sweep"] = marker = object()
+    try:
+        Plugins._scan_all_plugins(modules=[hydra_plugins])
+        assert sys.modules["hydra_plugins.hpoflow_ray_launcher._worker_cache"].SHARED.get("sweep") is marker
+    finally:
+        _worker_cache.SHARED.clear()

@@ -236,3 +236,67 @@ def test_a_checkpoint_is_bound_to_its_run_folder(tmp_path):
     shutil.copytree(b, moved)  # the whole outputs tree moved elsewhere: still its own folder
     check_folder(load(moved / "checkpoint.json"), moved / "checkpoint.json")
 
+
+
+def _deferred(path, tracker):
+    checkpointer = Checkpointer(path, {"run_id": tracker.run_id}, defer_s=1e9)  # only the first save is written
+    tracker.before_flush = checkpointer.write_pending
+    return checkpointer
+
+
+def _store_steps(store, run_id):
+    return sorted(m.step for m in MlflowClient(tracking_uri=store).get_metric_history(run_id, "query_cost"))
+
+
+def test_deferred_saves_reach_the_file_before_the_store_and_resume_exactly(store, tmp_path):
+    from hpoflow.core.records import RunStatus
+    from hpoflow.runner.loop import Loop, drive
+    from hpoflow.store.lease import Lease, _write
+    from hpoflow.store.resume_guard import verify_store
+
+    seed_everything(3)
+    task = Noisy()
+    reference = run(task, _random(task), None, Budget(10))
+
+    seed_everything(3)
+    task, path = Noisy(), tmp_path / "ck.json"
+    tracker = MlflowTracker(store, "defer", "r", flush_every=3, flush_seconds=1e9)
+    tracker.start({"seed": 3}, {})
+    checkpointer = _deferred(path, tracker)
+    loop = Loop(task, _random(task), tracker, Budget(10), checkpoint=checkpointer)
+    for _ in range(8):  # then "SIGKILL": no abort, no finish
+        suggestion = loop.ask()
+        loop.tell(suggestion, task.evaluate(suggestion.config, round=loop.round))
+    tracker._heartbeat.stop()
+    _write(MlflowClient(tracking_uri=store), tracker.run_id,
+           Lease(tracker._lease.owner, tracker._lease.host, tracker._lease.pid, 0.0, 10.0))  # a dead writer
+    state = load(path)
+    assert checkpointer.writes == 3 and checkpointer.pending  # round 1, then before the flushes of rounds 3 and 6
+    assert state.round == 5 and _store_steps(store, tracker.run_id) == list(range(1, 7))  # one round ahead at most
+    verify_store(state, store, every=1)  # the resume guard accepts it
+
+    seed_everything(3)
+    task = Noisy()
+    second = MlflowTracker(store, "defer", "r", flush_every=3, run_id=tracker.run_id)
+    second.start({"seed": 3}, {})
+    resumed = drive(Loop(task, _random(task), second, Budget(10), resume=state,
+                         checkpoint=_deferred(path, second)))
+    assert _trajectory(resumed.records) == _trajectory(reference.records)
+    assert _store_steps(store, tracker.run_id) == list(range(1, 11))  # every step exactly once
+    assert load(path).meta["status"] == "FINISHED" and load(path).round == 10
+    assert MlflowClient(tracking_uri=store).get_run(tracker.run_id).info.status == RunStatus.FINISHED.value
+
+
+def test_deferred_save_is_written_when_the_run_is_interrupted(store, tmp_path):
+    seed_everything(3)
+    task, path = Noisy(interrupt_at=8), tmp_path / "ck.json"
+    tracker = MlflowTracker(store, "defer", "r", flush_every=100, flush_seconds=1e9)
+    tracker.start({"seed": 3}, {})
+    checkpointer = _deferred(path, tracker)
+    with pytest.raises(KeyboardInterrupt):
+        run(task, _random(task), tracker, Budget(10), checkpoint=checkpointer)
+    state = load(path)
+    assert checkpointer.writes == 2 and not checkpointer.pending  # round 1, and round 7 at the abort
+    assert state.round == 7 and state.meta["status"] == "RUNNING"
+    assert _store_steps(store, tracker.run_id) == list(range(1, 8))
+    assert MlflowClient(tracking_uri=store).get_run(tracker.run_id).info.status == "KILLED"

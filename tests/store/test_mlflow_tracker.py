@@ -52,13 +52,17 @@ def test_metrics_are_written_in_batches(store, monkeypatch):
 def test_finish_writes_last_metrics_and_final_tags_in_one_batch_and_artifacts_in_one_call(store, monkeypatch):
     task, tracker = Flaky(), _tracker(store, flush_every=100, flush_seconds=1e9)
     calls = []
-    for name in ("log_batch", "set_tag", "log_artifact", "log_artifacts"):
-        original = getattr(tracker.client, name)
-        monkeypatch.setattr(tracker.client, name,
-                            lambda *a, _n=name, _o=original, **k: (calls.append((_n, k)), _o(*a, **k))[1])
+    for owner, name in ((tracker.client, "log_batch"), (tracker.client, "set_tag"), (tracker.client, "get_run"),
+                        (tracker.artifact_store, "log_artifact"), (tracker.artifact_store, "log_artifacts")):
+        original = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *a, _n=name, _o=original, **k: (calls.append((_n, k)), _o(*a, **k))[1])
     run(task, _algo(task), tracker, Budget(10))
-    assert [name for name, _ in calls] == ["log_batch", "log_artifacts"]
-    (_, batch), _ = calls
+    # the artifacts go to the run's repository as create_run gave it (MlflowClient would read the run for it
+    # first); the one get_run is the read-back after the status
+    assert [name for name, _ in calls] == ["log_batch", "log_artifacts", "get_run"]
+    assert {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(tracker.run_id)} >= {
+        "config.yaml", "summary.json", "trajectory.csv"}
+    (_, batch), _, _ = calls
     assert len(batch["metrics"]) > 10 and {t.key for t in batch["tags"]} >= {"final.best_value"}
     client = MlflowClient(tracking_uri=store)
     run_ = client.get_run(tracker.run_id)

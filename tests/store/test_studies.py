@@ -80,6 +80,17 @@ def test_a_hash_match_with_a_different_recorded_config_is_refused_naming_the_key
         sweeps.plan(_Client([_Run("FINISHED", other)]), "0", "p", RAW, False)
 
 
+def test_a_run_whose_writer_died_before_its_params_is_replaced_not_a_collision(tmp_path):
+    """Lost between create_run (the hash tag) and the params: no collision; without a checkpoint, a new run."""
+    run = _Run("RUNNING", {}, {"checkpoint": str(tmp_path / "none.json")})
+    decided = sweeps.plan(_Client([run]), "0", "p", RAW, False)
+    assert decided.action is sweeps.Action.NEW and decided.superseded == "r1"
+    some = dict(list(_params(RAW).items())[:3])  # some of the params logged (a batch of a longer config)
+    assert sweeps.plan(_Client([_Run("RUNNING", some, {})]), "0", "p", RAW, False).action is sweeps.Action.NEW
+    with pytest.raises(sweeps.ConfigHashCollision, match="differs at seed"):  # a param it has still counts
+        sweeps.plan(_Client([_Run("RUNNING", {**some, "seed": "99"}, {})]), "0", "p", RAW, False)
+
+
 def _sweep(cwd: Path, uri: str, *extra: str) -> subprocess.Popen:
     """4 jobs of the faulty test task, each >= 1.2 s (0.2 s per evaluation), printing unbuffered."""
     from tests.cli.test_failures_cli import faulty, faulty_env
