@@ -13,9 +13,14 @@ Plug-ins find the pieces they subclass here too: ``hpoflow.Task``, ``hpoflow.Ask
 """
 from __future__ import annotations
 
+import os as _os
 from typing import TYPE_CHECKING, Any
 
 from hpoflow.core import moved as _moved
+
+# MLflow 3 sends usage telemetry to config.mlflow-telemetry.io from every process that uses it (the driver, each
+# Ray or joblib worker): hpoflow's runs send nothing off the machine unless the user sets it back to false.
+_os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 __version__ = "0.1.0"
 
