@@ -28,6 +28,7 @@ class GPConfig:
     refit_growth: float = 0.1        # auto: refit once n has grown by this fraction since the last fit
     refit_surprise: float = 5.0      # auto: refit when a new point's standardised residual exceeds this
     standardize: bool = True
+    warp: bool = False               # learn a per-dimension Kumaraswamy CDF warp of the inputs (Snoek et al., 2014)
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:

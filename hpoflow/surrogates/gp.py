@@ -25,6 +25,7 @@ from hpoflow.core.config_values import NEVER
 from hpoflow.core.threads import one_blas_thread
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.kernels import stationary
+from hpoflow.surrogates.warp import KumaraswamyWarp
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +53,20 @@ def make_kernel(name: str, dim: int, ard: bool) -> gpytorch.kernels.Kernel:
 
 
 class _ExactGPModel(gpytorch.models.ExactGP):
+    """Constant mean and ``covar``; with ``warp`` the kernel sees the warped inputs (``m x d`` either way)."""
+
     def __init__(self, X: Tensor, y: Tensor, likelihood: gpytorch.likelihoods.Likelihood,
-                 covar: gpytorch.kernels.Kernel) -> None:
+                 covar: gpytorch.kernels.Kernel, warp: KumaraswamyWarp | None = None) -> None:
         super().__init__(X, y, likelihood)
         self.mean_module = gpytorch.means.ConstantMean()
         self.covar_module = covar
+        if warp is not None:  # registered only when on: without it the parameters (and fits) are the old ones
+            self.warp = warp
 
     def forward(self, x: Tensor) -> gpytorch.distributions.MultivariateNormal:
-        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+        warp = getattr(self, "warp", None)
+        return gpytorch.distributions.MultivariateNormal(self.mean_module(x),
+                                                         self.covar_module(x if warp is None else warp(x)))
 
 
 class ExactGP:
@@ -104,7 +111,8 @@ class ExactGP:
             noise_prior=LogNormalPrior(loc=-4.0, scale=1.0) if c.fit == "mll" else None,
             noise_constraint=GreaterThan(c.min_noise, transform=None, initial_value=max(c.noise, 2 * c.min_noise)))
         dummy_x = torch.zeros(1, self.dim, dtype=self.dtype)
-        self.model = _ExactGPModel(dummy_x, torch.zeros(1, dtype=self.dtype), likelihood, kernel)
+        self._warp = KumaraswamyWarp(self.dim) if c.warp else None
+        self.model = _ExactGPModel(dummy_x, torch.zeros(1, dtype=self.dtype), likelihood, kernel, self._warp)
         self.model.to(device=self.device, dtype=self.dtype)
         self._initial_lengthscale = c.lengthscale if c.lengthscale is not None else prior_mode(self.dim)
         base.lengthscale = torch.full_like(base.lengthscale, self._initial_lengthscale)
@@ -249,12 +257,15 @@ class ExactGP:
             raw = self._base_kernel.raw_lengthscale
             raw_init = self._base_kernel.raw_lengthscale_constraint.inverse_transform(
                 torch.full_like(raw, self._initial_lengthscale))
+            identity = [] if self._warp is None else [self._warp.raw_concentration1, self._warp.raw_concentration0]
             fresh = x0.copy()
             offset = 0
             for p, shape in zip(params, shapes):
                 size = int(np.prod(shape)) if len(shape) else 1
                 if p is raw:
                     fresh[offset:offset + size] = raw_init.reshape(-1).cpu().numpy()
+                elif any(p is q for q in identity):  # and from the identity warp
+                    fresh[offset:offset + size] = 1.0
                 offset += size
             starts.append(to_search(fresh))
         with warnings.catch_warnings(), one_blas_thread():
@@ -284,6 +295,8 @@ class ExactGP:
     # -- factorisation and posterior ----------------------------------------------------------
     def _k(self, A: Tensor, B: Tensor) -> Tensor:
         """Covariance matrix between ``A`` and ``B`` with the fitted kernel (:mod:`hpoflow.surrogates.kernels`)."""
+        if self._warp is not None:
+            A, B = self._warp(A), self._warp(B)
         return stationary(self.config.kernel, A, B, self._base_kernel.lengthscale, self.model.covar_module.outputscale)
 
     def _factorise(self) -> None:

@@ -147,3 +147,59 @@ def test_closed_form_covariance_equals_gpytorch_kernel(kernel, ard):
     x = A.clone().requires_grad_(True)
     (g_ref,) = torch.autograd.grad(gp.kernel(x, X).to_dense().sum(), x)
     assert torch.allclose(g_ours, g_ref, atol=1e-10)
+
+
+def test_kumaraswamy_warp_is_a_monotone_map_of_the_unit_interval_and_the_identity_at_one():
+    from hpoflow.surrogates.warp import EPS, kumaraswamy_cdf
+    x = torch.linspace(0, 1, 201, dtype=torch.float64).unsqueeze(-1).expand(-1, 3)  # 201 x 3
+    one = torch.ones(3, dtype=torch.float64)
+    assert torch.allclose(kumaraswamy_cdf(x, one, one), x, atol=1e-6)
+    a = torch.tensor([0.2, 1.0, 5.0], dtype=torch.float64)
+    b = torch.tensor([3.0, 0.3, 1.0], dtype=torch.float64)
+    w = kumaraswamy_cdf(x, a, b)
+    assert (w.diff(dim=0) > 0).all()  # strictly increasing in every dimension
+    assert (w >= 0).all() and (w <= 1).all()
+    # the ends: inputs are squeezed into [EPS, 1 - EPS] first (as BoTorch's Warp), so 0 goes to w(EPS), which
+    # is ~0 for a >= 1 but visibly above it for a = 0.2 (EPS^0.2 = 0.04)
+    assert torch.allclose(w[0], 1 - (1 - EPS ** a) ** b, atol=1e-12)
+    assert torch.allclose(w[-1], 1 - (1 - (1 - EPS) ** a).clamp_min(1e-12) ** b, atol=1e-12)
+    assert float(w[-1].min()) > 0.99
+    assert not torch.allclose(w, x, atol=0.05)  # a, b != 1 really warp
+    closed = 1 - (1 - 0.5 ** a) ** b  # w(0.5) by hand
+    assert torch.allclose(w[100], closed, atol=1e-6)
+    xg = x[1:-1].clone().requires_grad_(True)  # the gradient stays finite for a, b < 1 near the ends too
+    (g,) = torch.autograd.grad(kumaraswamy_cdf(xg, a, b).sum(), xg)
+    assert torch.isfinite(g).all() and (g > 0).all()
+
+
+def test_warp_false_is_the_old_model_and_warp_true_learns_concentrations():
+    """warp=false registers no parameter (so fits and predictions are the unwarped ones, bit for bit); warp=true
+    fits a, b within BoTorch's bounds, predicts through the warped kernel and keeps the posterior consistent."""
+    X, y = _data(15, d=2, seed=1)
+    Xs = torch.rand(6, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    off = ExactGP(2, GPConfig(warp=False))
+    plain = ExactGP(2)
+    off.fit(X, y)
+    plain.fit(X, y)
+    assert [n for n, _ in off.model.named_parameters()] == [n for n, _ in plain.model.named_parameters()]
+    assert not any("warp" in n for n, _ in off.model.named_parameters())
+    assert all(torch.equal(a, b) for a, b in zip(off.posterior(Xs), plain.posterior(Xs)))
+
+    y_skew = torch.log(X[:, 0] + 0.01) + X[:, 1]  # a length scale that grows along x0: what warping is for
+    on = ExactGP(2, GPConfig(warp=True))
+    on.fit(X, y_skew)
+    a, b = on._warp.a, on._warp.b
+    assert ((a >= 0.1) & (a <= 10) & (b >= 0.1) & (b <= 10)).all()
+    assert not (torch.allclose(a, torch.ones(2, dtype=a.dtype)) and torch.allclose(b, torch.ones(2, dtype=b.dtype)))
+    Xw = on._warp(Xs)
+    from hpoflow.surrogates.kernels import stationary
+    assert torch.allclose(on._k(Xs, X), stationary("matern52", Xw, on._warp(X), on._base_kernel.lengthscale,
+                                                   on.model.covar_module.outputscale))
+    assert torch.allclose(on._k(Xs, X), on.kernel(Xw, on._warp(X)).to_dense(), atol=1e-12)  # fit and predict agree
+    mean, _ = on.posterior(X)
+    assert torch.allclose(mean, y_skew, atol=0.05 * float(y_skew.std()))  # interpolates (low noise)
+    on.update(Xs[:1], y_skew[:1])  # rank-one extension through the warp equals a refactorisation
+    L = on.L.clone()
+    on._factorise()
+    assert torch.allclose(L, on.L, atol=1e-9)
+
