@@ -132,7 +132,9 @@ def test_a_study_killed_mid_run_resumes_to_the_uninterrupted_trajectory(tmp_path
     assert out["configs"] == ref["configs"] and out["values"] == ref["values"]
     client = MlflowClient(store)
     run = client.get_run(out["run_id"])  # the killed run itself was continued, not a new one
-    assert run.info.status == "FINISHED" and run.data.tags["resumed_at_round"] == "4"
+    # the checkpoint file may lag the kill by up to DEFER_S of cheap rounds (hpoflow.core.checkpoint.Checkpointer):
+    # those rounds are asked and computed again, to the same values, and logged once
+    assert run.info.status == "FINISHED" and 1 <= int(run.data.tags["resumed_at_round"]) <= 4
     history = client.get_metric_history(out["run_id"], "value")
     assert sorted(m.step for m in history) == list(range(1, 8))  # every round logged exactly once
     assert [m.value for m in sorted(history, key=lambda m: m.step)] == ref["values"]
