@@ -54,7 +54,8 @@ class Auto(AskTellAlgorithm):
     def __init__(self, config: AutoConfig, ctx: BuildContext) -> None:
         super().__init__(ctx.task)
         self.config = config
-        self.choice = decide(profile(ctx.task.space), ctx.rounds, finite=ctx.task.candidates is not None)
+        self.choice = decide(profile(ctx.task.space), ctx.rounds, finite=ctx.task.candidates is not None,
+                             workers=ctx.workers)
         self.delegate = build_choice(self.choice, ctx)
 
     def run_tags(self) -> dict[str, str]:

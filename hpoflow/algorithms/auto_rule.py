@@ -28,6 +28,8 @@ gp_ei, gp_ei with discrete=snap and turbo, 1 = best; W/T/L = wins/ties/losses; t
    0.036. Where a local method stops paying beyond 20 evaluations per dimension was not measured: the threshold is
    the largest budget per dimension measured (d = 2 at 40), so larger budgets keep the earlier default.
 
+With ``budget.workers > 1`` branch 5 gives turbo instead: cobyqa proposes one point at a time (no pending rule).
+
 Measured and left out of the rule: observation noise (BBOB with ``task.noise_std=1``, d 2 and 5, 40 evaluations:
 turbo vs gp_ei 7/0/5, p = 0.47, the noiseless ranking; cobyqa ahead of both, as without noise), and the dimension
 beyond the budget. Thin evidence, stated: 6-72 blocks per slice, branches 1-4 and 6 read off the same runs they are
@@ -96,10 +98,11 @@ class Choice:
         return f"auto picked algo={self.algo}{' ' + settings if settings else ''}: {self.reason}"
 
 
-def decide(space: SpaceProfile, rounds: int, finite: bool = False) -> Choice:
+def decide(space: SpaceProfile, rounds: int, finite: bool = False, workers: int = 1) -> Choice:
     """The algorithm for a space and a budget of ``rounds`` evaluations (the branches: the module docstring).
 
-    ``finite``: the task offers a finite candidate set of its own (GP-EI searches it exhaustively).
+    ``finite``: the task offers a finite candidate set of its own (GP-EI searches it exhaustively). ``workers``:
+    trials evaluated at once; above 1 the pick must propose points while others are pending (cobyqa cannot: TuRBO).
     """
     if finite or (space.finite_size is not None and space.finite_size <= MAX_ENUMERATED):
         return Choice("gp_ei", f"finite space ({_size(space, finite)}): GP-EI scores every configuration "
@@ -113,6 +116,10 @@ def decide(space: SpaceProfile, rounds: int, finite: bool = False) -> Choice:
     if rounds < TURBO_MIN_ROUNDS:
         return Choice("gp_ei", f"continuous, {space.describe()}, {rounds} rounds < {TURBO_MIN_ROUNDS}: GP-EI "
                       "(measured: TuRBO's edge needs the budget)")
+    if rounds <= LOCAL_MAX_ROUNDS_PER_DIM * space.dim and workers > 1:
+        return Choice("turbo", f"continuous, {space.describe()}, {rounds} rounds <= {LOCAL_MAX_ROUNDS_PER_DIM} x d "
+                      f"with budget.workers={workers}: TuRBO (COBYQA, ahead with one worker, proposes one point at a "
+                      "time; TuRBO has a pending rule)")
     if rounds <= LOCAL_MAX_ROUNDS_PER_DIM * space.dim:
         return Choice("cobyqa", f"continuous, {space.describe()}, {rounds} rounds <= {LOCAL_MAX_ROUNDS_PER_DIM} x d: "
                       "COBYQA's local trust region from the centre (measured: ahead of TuRBO and GP-EI on BBOB at 4-20 "

@@ -137,7 +137,8 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
     surrogate = None
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
         surrogate = partial(_surrogate_on, s.surrogate_entry, s.surrogate, resolved)
-    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved)
+    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved,
+                       workers=s.budget.workers)
     try:
         algorithm = build_algorithm(s, ctx)
     except (ValueError, TypeError) as exc:

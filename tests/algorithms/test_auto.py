@@ -182,6 +182,20 @@ def test_pending_trials_go_to_the_pick():
     assert isinstance(auto.delegate, (GPEI, TuRBO, RandomSearch))
 
 
+def test_with_several_workers_the_continuous_small_budget_pick_is_turbo_which_takes_pending_trials():
+    assert decide(_space(floats=5), 40, workers=4).algo == "turbo"
+    assert "budget.workers=4" in decide(_space(floats=5), 40, workers=4).reason
+    assert decide(_space(floats=5), 40, workers=1).algo == "cobyqa"
+    assert decide(_space(floats=5), 10, workers=4).algo == "gp_ei"  # the other branches already have a pending rule
+    task = Noisy()
+    ctx = _ctx(task, 40)
+    ctx.workers = 4
+    auto = Auto(AutoConfig(), ctx)
+    first = auto.ask(1)
+    second = auto.ask_pending(2, [first])
+    assert isinstance(auto.delegate, TuRBO) and first.config != second.config
+
+
 def test_pending_trials_are_refused_in_one_line_naming_auto_when_its_pick_has_no_rule():
     task = Noisy()
     auto = Auto(AutoConfig(), _ctx(task, 40))
