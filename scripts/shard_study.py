@@ -189,10 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     plans: dict[str, list[tuple[int, list[str]]]] = {}
     sizes: dict[str, int] = {}
-    experiments = args.experiment.split(",")
-    swept = {k for e in experiments for k in sweep_params(e)}
-    for experiment in experiments:
-        params, extra = apply_overrides(sweep_params(experiment), list(args.overrides), swept)
+    declared = {e: sweep_params(e) for e in args.experiment.split(",")}
+    swept = {k for params in declared.values() for k in params}
+    for experiment, declared_params in declared.items():
+        params, extra = apply_overrides(declared_params, list(args.overrides), swept)
         blocks = plan_blocks(params, args.cost_key)
         root = (args.work / experiment).resolve()
         (root / "blocks").mkdir(parents=True, exist_ok=True)

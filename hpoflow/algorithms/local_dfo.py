@@ -24,7 +24,7 @@ from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.local_dfo_config import LocalDFOConfig
 from hpoflow.core.records import Evaluation, Failure, PlainSuggestion, Suggestion
 
-FINAL_RADIUS = 1e-6  # scipy's own default end radius for both methods
+FINAL_RADIUS = 1e-6  # the end radius: COBYQA's default; COBYLA's as NGOpt runs it (tol=0, which scipy raises to 1e-6)
 
 
 class LocalDFO(AskTellAlgorithm):

@@ -229,16 +229,21 @@ class Loop:
             fence()  # raises (LeaseLost, StoreLost) if another process took the run over, or the store is gone
         save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status, now=now)
 
+    def _write_pending(self) -> None:
+        """Write a deferred checkpoint save, after the tracker's fence (a run that lost its lease writes nothing)."""
+        assert self.checkpoint is not None
+        fence = getattr(self.tracker, "fence", None)
+        if callable(fence):
+            fence()
+        self.checkpoint.write_pending()
+
     def _write_deferred(self) -> None:
-        """Write a deferred checkpoint save before the run ends (a run that lost its lease writes nothing; a
-        failing write is left to the exception already on its way)."""
+        """Write a deferred checkpoint save before the run ends with an error (a failing write is left to the
+        exception already on its way)."""
         if self.checkpoint is None or not self.checkpoint.pending:
             return
-        fence = getattr(self.tracker, "fence", None)
         try:
-            if callable(fence):
-                fence()
-            self.checkpoint.write_pending()
+            self._write_pending()
         except Exception:  # noqa: BLE001 - the run is ending with an error already; the last written file stays
             pass
 
@@ -256,10 +261,7 @@ class Loop:
                 if not self.checkpoint.due(self.state.round):
                     self._save(time.perf_counter() - self._start, now=True)
                 elif self.checkpoint.pending:
-                    fence = getattr(self.tracker, "fence", None)
-                    if callable(fence):
-                        fence()
-                    self.checkpoint.write_pending()
+                    self._write_pending()
         try:
             self.tracker.finish(RunStatus.FINISHED, summary)
         except BaseException:
