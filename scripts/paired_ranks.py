@@ -3,11 +3,14 @@ experiment finished (a block: one task and seed; ranks by the final simple regre
 two-sided Wilcoxon signed-rank p on the paired final values, no multiple-test correction: the report's
 Wilcoxon-Holm table is the corrected one). A block is keyed by every task parameter of the BBOB and sklearn
 suites (function, dimension, instance, model, dataset) and the seed. With a second ``--experiment`` (an ablation
-run into the same store) its methods join the comparison as ``<algo>@<experiment>``.
+run into the same store) its methods join the comparison as ``<algo>@<experiment>``; with ``--variant KEY`` (a
+setting an ablation sweeps inside one experiment, e.g. ``surrogate.output_transform``) as ``<algo>[KEY=value]``.
 
     python scripts/paired_ranks.py --uri sqlite:///outputs/mlflow.db --experiment auto_check_heldout --against cobyqa
     python scripts/paired_ranks.py --uri sqlite:///s.db --experiment sklearn_small --experiment sklearn_small_warp \
         --against gp_ei@sklearn_small_warp --only gp_ei,gp_ei@sklearn_small_warp
+    python scripts/paired_ranks.py --uri sqlite:///s.db --experiment bbob_small --variant surrogate.output_transform \
+        --against "gp_ei[surrogate.output_transform=power]"
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ QUERY = """SELECT (SELECT value FROM params p WHERE p.run_uuid = r.run_uuid AND 
   (SELECT value FROM params p WHERE p.run_uuid = r.run_uuid AND p.key = 'task.model'),
   (SELECT value FROM params p WHERE p.run_uuid = r.run_uuid AND p.key = 'task.dataset'),
   (SELECT value FROM params p WHERE p.run_uuid = r.run_uuid AND p.key = 'seed'),
-  (SELECT value FROM latest_metrics m WHERE m.run_uuid = r.run_uuid AND m.key = 'simple_regret')
+  (SELECT value FROM latest_metrics m WHERE m.run_uuid = r.run_uuid AND m.key = 'simple_regret'),
+  (SELECT value FROM params p WHERE p.run_uuid = r.run_uuid AND p.key = ?)
   FROM runs r JOIN experiments e ON e.experiment_id = r.experiment_id
   WHERE e.name = ? AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"""
 
@@ -39,6 +43,7 @@ def main() -> None:
                     help="repeatable: the methods of the second and later ones are named <algo>@<experiment>")
     ap.add_argument("--against", required=True, help="the method every other one is paired with")
     ap.add_argument("--only", default=None, help="comma-separated methods to compare (default: all)")
+    ap.add_argument("--variant", default=None, help="a run parameter whose values split a method: <algo>[KEY=value]")
     args = ap.parse_args()
     db = sqlite_path(args.uri)
     if db is None:
@@ -46,8 +51,11 @@ def main() -> None:
     blocks: dict[tuple, dict[str, float]] = collections.defaultdict(dict)
     only = set(args.only.split(",")) if args.only else None
     for i, experiment in enumerate(args.experiment):
-        for algo, fn, dim, inst, model, data, seed, regret in sqlite3.connect(db).execute(QUERY, (experiment,)):
+        rows = sqlite3.connect(db).execute(QUERY, (args.variant or "", experiment))
+        for algo, fn, dim, inst, model, data, seed, regret, variant in rows:
             name = algo if i == 0 else f"{algo}@{experiment}"
+            if args.variant and algo:
+                name += f"[{args.variant}={variant}]"
             if algo and regret is not None and (only is None or name in only):
                 blocks[(fn, int(dim or 0), inst, model, data, seed)][name] = float(regret)
     algos = sorted({a for b in blocks.values() for a in b})

@@ -25,6 +25,7 @@ from hpoflow.core.config_values import NEVER
 from hpoflow.core.threads import one_blas_thread
 from hpoflow.surrogates.configs import GPConfig
 from hpoflow.surrogates.kernels import stationary
+from hpoflow.surrogates.output_transform import YeoJohnson
 from hpoflow.surrogates.warp import KumaraswamyWarp
 
 logger = logging.getLogger(__name__)
@@ -75,7 +76,8 @@ class ExactGP:
     ``fit`` (re)sets the data and fits hyperparameters; ``update`` appends points and either refits
     (on the auto schedule, or every ``refit_every`` updates; warm-started) or extends the Cholesky factor in
     O(n^2); ``refit_every=never`` keeps the hyperparameters of the first fit with two or more points.
-    ``posterior`` returns the latent mean and variance in the original output units; it is
+    ``posterior`` returns the latent mean and variance in the original output units (with ``output_transform=power``:
+    the transformed Gaussian's median, and the variance by the delta method); it is
     differentiable in its input so acquisition functions can be optimised by gradient.
     """
 
@@ -95,6 +97,7 @@ class ExactGP:
         self.y_mean = torch.zeros((), dtype=dtype, device=self.device)  # set by every fit; the identity before
         self.y_std = torch.ones((), dtype=dtype, device=self.device)
         self.z = torch.empty(0, dtype=dtype, device=self.device)
+        self._transform: YeoJohnson | None = None  # output_transform=power: fitted with the standardisation
         self.L = torch.empty(0, 0, dtype=dtype, device=self.device)
         self.alpha = torch.empty(0, dtype=dtype, device=self.device)
         self._updates_since_fit = 0
@@ -189,14 +192,17 @@ class ExactGP:
         return bool((resid > c.refit_surprise).any())
 
     def _standardise(self) -> None:
+        """Fit the output transform (``output_transform=power``) and the standardisation to ``self.y``."""
+        self._transform = YeoJohnson.fit(self.y) if self.config.output_transform == "power" else None
+        t = self.y if self._transform is None else self._transform(self.y)
         if self.config.standardize and self.n >= 2:
-            self.y_mean, self.y_std = self.y.mean(), self.y.std().clamp_min(1e-9)
+            self.y_mean, self.y_std = t.mean(), t.std().clamp_min(1e-9)
         elif self.config.standardize and self.n == 1:
-            self.y_mean, self.y_std = self.y.mean(), torch.ones((), dtype=self.dtype, device=self.device)
+            self.y_mean, self.y_std = t.mean(), torch.ones((), dtype=self.dtype, device=self.device)
         else:
             self.y_mean = torch.zeros((), dtype=self.dtype, device=self.device)
             self.y_std = torch.ones((), dtype=self.dtype, device=self.device)
-        self.z = (self.y - self.y_mean) / self.y_std
+        self.z = (t - self.y_mean) / self.y_std
 
     # -- hyperparameters ----------------------------------------------------------------------
     def _fit_hyperparameters(self) -> None:
@@ -319,7 +325,7 @@ class ExactGP:
             self.L = L
             self.X = torch.cat([self.X, x.unsqueeze(0)])
             self.y = torch.cat([self.y, y.reshape(1)])
-            self.z = (self.y - self.y_mean) / self.y_std
+            self.z = self.standardize(self.y)
             self.alpha = torch.cholesky_solve((self.z - self.prior_mean).unsqueeze(-1), self.L).squeeze(-1)
 
     def posterior(self, X: Tensor, standardized: bool = False) -> tuple[Tensor, Tensor]:
@@ -340,10 +346,15 @@ class ExactGP:
             var = (self.outputscale - (v * v).sum(0)).clamp_min(1e-12)
         if standardized:
             return mean, var
-        return mean * self.y_std + self.y_mean, var * self.y_std**2
+        mean, var = mean * self.y_std + self.y_mean, var * self.y_std**2
+        if self._transform is None:
+            return mean, var
+        y = self._transform.inverse(mean)  # the median of the transformed Gaussian; variance by the delta method
+        return y, var / self._transform.derivative(y) ** 2
 
     def standardize(self, y: Tensor) -> Tensor:
-        return (y - self.y_mean) / self.y_std
+        """``y`` (any shape) in the model's units: transformed (``output_transform``), then standardised."""
+        return ((y if self._transform is None else self._transform(y)) - self.y_mean) / self.y_std
 
 
 def _robust_cholesky(K: Tensor, max_tries: int = 6) -> Tensor:

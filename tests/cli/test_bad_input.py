@@ -29,6 +29,7 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("negative seed", ["seed=-1"], "seed"),
     ("unknown policy", ["on_error=ignore"], "on_error"),
     ("bad kernel", ["surrogate.kernel=cosine"], "surrogate.kernel"),
+    ("bad output transform", ["surrogate.output_transform=log"], "surrogate.output_transform='log'"),
     ("negative checkpoint_every", ["checkpoint_every=-1"], "checkpoint_every"),
     ("resume from nowhere", ["resume=/nonexistent/run"], "resume"),
     ("missing data file", [*PLUGIN, "task=faulty", "task.path=/nonexistent/data.csv"], "task.path"),

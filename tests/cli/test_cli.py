@@ -87,3 +87,15 @@ def test_user_components_from_own_config_dir_with_target(run_cli, store):
     (run,) = mlflow_runs(store, "quadratic")
     assert run.info.status == "FINISHED" and run.data.params["algo.step"] == "0.2"
     assert run.data.metrics["simple_regret"] < 3 * 1.3**2
+
+
+def test_surrogate_options_of_issue_30_run_through_the_cli_and_are_logged(run_cli, store):
+    """surrogate.output_transform=power and surrogate.warp=true (both opt-in, results/ablate_output_transform.txt
+    and results/ablate_warp.txt) run end to end under gp_ei and turbo, and land in the run's params."""
+    run_cli("-m", "algo=gp_ei,turbo", "task=branin", "budget.rounds=10", "surrogate.output_transform=power",
+            "surrogate.warp=true", f"tracking.uri={store}")
+    runs = mlflow_runs(store, "branin")
+    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
+    for run in runs:
+        assert run.data.params["surrogate.output_transform"] == "power" and run.data.params["surrogate.warp"] == "True"
+        assert run.data.metrics["query_cost"] == 10

@@ -203,3 +203,52 @@ def test_warp_false_is_the_old_model_and_warp_true_learns_concentrations():
     on._factorise()
     assert torch.allclose(L, on.L, atol=1e-9)
 
+
+
+def test_yeo_johnson_matches_scipy_inverts_and_normalises_a_heavy_tail():
+    """The power transform equals scipy's Yeo-Johnson at the fitted lambda, is strictly increasing, inverts,
+    has the derivative its delta method uses, and makes a heavy-tailed sample less skewed."""
+    from scipy import stats
+
+    from hpoflow.surrogates.output_transform import LAMBDA_RANGE, YeoJohnson
+    g = torch.Generator().manual_seed(0)
+    y = -torch.exp(4 * torch.rand(40, generator=g, dtype=torch.float64))  # rewards of a loss spanning e^4: left tail
+    T = YeoJohnson.fit(y)
+    assert LAMBDA_RANGE[0] <= T.lmbda <= LAMBDA_RANGE[1] and T.lmbda != 1.0
+    x = ((y - T.shift) / T.scale).numpy()
+    assert np.allclose(T(y).numpy(), stats.yeojohnson(x, lmbda=T.lmbda), atol=1e-12)
+    assert abs(stats.skew(T(y).numpy())) < 0.5 * abs(stats.skew(y.numpy()))
+    grid = torch.linspace(-40, 5, 400, dtype=torch.float64)
+    assert (T(grid).diff() > 0).all()  # monotone: the best point stays the best
+    assert torch.allclose(T.inverse(T(grid)), grid, atol=1e-8)
+    h = 1e-6
+    assert torch.allclose((T(grid + h) - T(grid - h)) / (2 * h), T.derivative(grid), rtol=1e-5)
+    for lam in (0.0, 2.0, -1.5, 3.5):  # the special cases of the closed forms
+        S = YeoJohnson(0.3, 2.0, lam)
+        assert torch.allclose(S.inverse(S(grid)), grid, atol=1e-6)
+    assert YeoJohnson.fit(y[:2]).lmbda == 1.0 and torch.equal(YeoJohnson.fit(y[:2])(y), y)  # too few points: identity
+
+
+def test_output_transform_power_models_transformed_outputs_and_reports_y_units():
+    """output_transform=power standardises T(y); ``standardize`` and an extension use the same T; the posterior
+    in y's units interpolates the data (inverse of the transformed mean); none is the old model bit for bit."""
+    X, _ = _data(20, d=2, seed=3)
+    y = -torch.exp(5 * X.sum(1))  # heavy left tail
+    plain, off = ExactGP(2), ExactGP(2, GPConfig(output_transform="none"))
+    plain.fit(X, y)
+    off.fit(X, y)
+    assert all(torch.equal(a, b) for a, b in zip(off.posterior(X), plain.posterior(X)))
+    on = ExactGP(2, GPConfig(output_transform="power", noise=1e-4))
+    on.fit(X[:15], y[:15])
+    t = on._transform
+    assert t is not None and t.lmbda > 1  # a left tail is compressed by lambda > 1
+    z = (t(y[:15]) - t(y[:15]).mean()) / t(y[:15]).std()
+    assert torch.allclose(on.z, z, atol=1e-12) and torch.allclose(on.standardize(y[:15]), z, atol=1e-12)
+    mean, var = on.posterior(X[:15])
+    assert torch.allclose(mean, y[:15], rtol=0.1, atol=0.5) and (var > 0).all()  # data spanning 5 to 900
+    for i in range(15, 20):
+        on.extend(X[i], y[i])
+    assert torch.allclose(on.z[15:], on.standardize(y[15:]))  # the fitted T and scale kept between refits
+    assert torch.argmax(on.standardize(y)) == torch.argmax(y)  # order preserved: the incumbent is y's best
+    with pytest.raises(ValueError, match="surrogate.output_transform='log' is unknown; allowed: none, power"):
+        GPConfig(output_transform="log")
