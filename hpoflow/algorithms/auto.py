@@ -14,7 +14,7 @@ from hpoflow.algorithms.auto_config import AutoConfig
 from hpoflow.algorithms.auto_rule import Choice, decide, profile
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext, PendingNotSupported
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.surrogates.base import KernelSurrogate, LengthscaleSurrogate, StandardizedSurrogate
+from hpoflow.surrogates.base import ConfiguredSurrogate, KernelSurrogate, LengthscaleSurrogate, StandardizedSurrogate
 
 
 def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
@@ -48,7 +48,7 @@ class Auto(AskTellAlgorithm):
     name = "auto"
     # the strictest protocol of the algorithms it may pick (turbo's; a surrogate with it serves gp_ei too)
     surrogate_protocol = KernelSurrogate
-    surrogate_extras = (StandardizedSurrogate, LengthscaleSurrogate)  # gp_ei's, when it picks gp_ei
+    surrogate_extras = (StandardizedSurrogate, LengthscaleSurrogate, ConfiguredSurrogate)  # gp_ei's, if it picks it
     pending_rule: ClassVar[str | None] = "delegated"  # its pick's rule (gp_ei, turbo, random); cobyqa refuses them
 
     def __init__(self, config: AutoConfig, ctx: BuildContext) -> None:

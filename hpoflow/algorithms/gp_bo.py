@@ -22,7 +22,8 @@ from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
 from hpoflow.algorithms.pending import Fantasies, RefitPacer, believer, condition, extra_design_point, has_fantasies
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float
-from hpoflow.surrogates.base import LengthscaleSurrogate, StandardizedSurrogate
+from hpoflow.surrogates.base import ConfiguredSurrogate, LengthscaleSurrogate, StandardizedSurrogate
+from hpoflow.surrogates.configs import GPConfig
 
 PENDING_RESTARTS = 0.5  # share of optimizer.num_restarts while trials are pending (keeps up with k workers)
 # While trials are pending, the surrogate keeps its own refit schedule (as sequentially: auto = growth + surprise)
@@ -40,7 +41,7 @@ class GPBO(AskTellAlgorithm):
 
     name = "gp_bo"
     surrogate_protocol = StandardizedSurrogate  # its acquisitions work in standardised units
-    surrogate_extras = (LengthscaleSurrogate,)  # preconditions the acquisition search where the model has them
+    surrogate_extras = (LengthscaleSurrogate, ConfiguredSurrogate)  # the search's preconditioner; output_transform
     pending_rule: ClassVar[str | None] = "kriging_believer"  # BBO's subclasses have none
     uses_fantasies: ClassVar[bool] = False  # its acquisition reads ``self.fantasies`` while trials are pending
 
@@ -50,6 +51,9 @@ class GPBO(AskTellAlgorithm):
         self.dim = ctx.task.space.dim
         self.sign = ctx.task.direction.sign
         self.model = self.new_surrogate(ctx, config.name)  # a bad config: one line, exit 2
+        model_config = getattr(self.model, "config", None)
+        if isinstance(model_config, GPConfig) and model_config.output_transform is None:  # null: this algorithm's
+            self.model.config = dataclasses.replace(model_config, output_transform=self.output_transform(config))
         self._scaled = isinstance(self.model, LengthscaleSurrogate)
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
@@ -75,6 +79,11 @@ class GPBO(AskTellAlgorithm):
         self.pacer = RefitPacer()  # only with PACED_REFITS: refit once per k tells while trials run concurrently
         self.fantasies: Fantasies | None = None  # during a pending ask (uses_fantasies): the drawn pending outcomes
         self._pending_ask = False
+
+    def output_transform(self, config: GPBOConfig) -> str:
+        """The GP's ``surrogate.output_transform`` where the user left it null: none (standardised outputs only);
+        GP-EI overrides it (:meth:`GPEI.output_transform`)."""
+        return "none"
 
     # -- acquisition ------------------------------------------------------------------------
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
@@ -248,6 +257,12 @@ class GPEI(GPImprovement):
     name = "gp_ei"
     pending_rule = "fantasies"
     uses_fantasies = True
+
+    def output_transform(self, config: GPBOConfig) -> str:
+        """power (Yeo-Johnson before standardising), except under ``preset=skopt`` (scikit-optimize's model):
+        ahead of none on BBOB (214 wins, 2 ties, 144 losses over 360 blocks, Wilcoxon p = 4e-4), level on the sklearn
+        suite (38 / 52 / 30, p = 0.18), 5 seeds each (results/ablate_output_transform.txt)."""
+        return "power" if config.preset == "default" else "none"
 
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
         if self.fantasies is not None:  # trials pending: EI averaged over joint draws of their outcomes

@@ -91,6 +91,14 @@ class LengthscaleSurrogate(Surrogate, Protocol):
 
 
 @runtime_checkable
+class ConfiguredSurrogate(Surrogate, Protocol):
+    """A surrogate that exposes its settings (a config dataclass), which an algorithm may complete: GP-EI sets the
+    GP's ``output_transform`` where the user left it null. Optional: a model without ``config`` is used as it is."""
+
+    config: Any
+
+
+@runtime_checkable
 class KernelSurrogate(LengthscaleSurrogate, Protocol):
     """An exact GP whose posterior is exposed as its pieces, so that a caller can draw it jointly.
 
@@ -192,6 +200,7 @@ NEEDS: dict[type, str] = {
     Surrogate: "a surrogate",
     StandardizedSurrogate: "a surrogate with standardised outputs",
     LengthscaleSurrogate: "a surrogate with kernel lengthscales",
+    ConfiguredSurrogate: "a surrogate with a config",
     KernelSurrogate: "an exact GP surrogate it can sample jointly",
     CandidateSurrogate: "a surrogate over a candidate set",
     TimeVaryingSurrogate: "the time-varying GP",

@@ -29,15 +29,15 @@ class GPConfig:
     refit_growth: float = 0.1        # auto: refit once n has grown by this fraction since the last fit
     refit_surprise: float = 5.0      # auto: refit when a new point's standardised residual exceeds this
     standardize: bool = True
-    output_transform: str = "none"   # none | power: Yeo-Johnson fitted to the outputs before standardising (HEBO's)
+    output_transform: str | None = None  # null: the algorithm's (gp_ei: power, others: none) | none | power
     warp: bool = False               # learn a per-dimension Kumaraswamy CDF warp of the inputs (Snoek et al., 2014)
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
             raise ValueError(f"surrogate.kernel='{self.kernel}' is unknown; allowed: {', '.join(KERNELS)}")
-        if self.output_transform not in OUTPUT_TRANSFORMS:
+        if self.output_transform is not None and self.output_transform not in OUTPUT_TRANSFORMS:
             raise ValueError(f"surrogate.output_transform='{self.output_transform}' is unknown; allowed: "
-                             f"{', '.join(OUTPUT_TRANSFORMS)}")
+                             f"{', '.join(OUTPUT_TRANSFORMS)} (or null: the algorithm's choice)")
         if self.fit not in ("mll", "fixed"):
             raise ValueError(f"surrogate.fit='{self.fit}' is unknown; allowed: mll, fixed")
         for key in ("lengthscale", "noise", "outputscale", "min_noise"):

@@ -68,3 +68,23 @@ def test_init_center_replaces_the_first_design_point_by_the_centre():
     assert torch.equal(centred.ask(1).x, centred.init_points[0])
     with pytest.raises(ValueError, match="algo.init_center=1 is not allowed"):
         GPEIConfig(init_center=1)  # type: ignore[arg-type]
+
+
+def test_output_transform_null_is_power_for_gp_ei_only_and_an_explicit_value_wins():
+    """surrogate.output_transform=null (the default) resolves per algorithm: power for gp_ei and auto's gp_ei, none for
+    gp_ucb and for scikit-optimize's preset; a value the user set is kept; the resolved GP transforms its outputs."""
+    from hpoflow.api import make_algorithm
+    from hpoflow.surrogates.configs import GPConfig
+
+    space = {"x": ("float", 0.0, 1.0), "y": ("float", 0.0, 1.0)}
+    assert GPConfig().output_transform is None
+    assert make_algorithm("gp_ei", space).model.config.output_transform == "power"
+    assert make_algorithm("gp_ucb", space).model.config.output_transform == "none"
+    assert make_algorithm("skopt_gp_ei", space).model.config.output_transform == "none"
+    assert make_algorithm("gp_ei", space, surrogate={"name": "gp", "output_transform": "none"}
+                          ).model.config.output_transform == "none"
+    assert make_algorithm("auto", space, rounds=20).delegate.model.config.output_transform == "power"
+    gp_ei = make_algorithm("gp_ei", space, seed=1)
+    X = torch.rand(8, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    gp_ei.model.fit(X, -torch.exp(6 * X.sum(1)))
+    assert gp_ei.model._transform is not None and gp_ei.model._transform.lmbda != 1.0
