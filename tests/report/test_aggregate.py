@@ -76,3 +76,14 @@ def test_filter_string_and_csv(tmp_path):
         (row,) = list(csv.DictReader(fh))
     assert row["algo"] == "a" and row["n"] == "2" and row["f_star"] == "best seen across selected runs"
     assert float(row["simple_regret_mean"]) == pytest.approx(0.05)
+
+
+def test_the_versus_best_caption_states_the_p_floor_for_any_number_of_seeds():
+    """2 / 2^n for n paired seeds; a 10,000-seed study once overflowed here (int too large to convert to float) and
+    failed the report after 10 minutes of reading (session 12's 10,000-run study)."""
+    from hpoflow.report.tables import versus_best_caption
+
+    assert "the smallest attainable p is 0.0625." in versus_best_caption(5)
+    assert "the smallest attainable p is 5.83e-303." in versus_best_caption(1005)
+    assert "the smallest attainable p is below 1e-300." in versus_best_caption(10_000)
+    assert "the smallest attainable p is nan." in versus_best_caption(0)
