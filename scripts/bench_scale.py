@@ -197,9 +197,11 @@ def _sql_counts(url: str, sql: str) -> tuple[int, int]:
 
 
 @contextlib.contextmanager
-def postgres(folder: Path) -> Iterator[dict[str, Any]]:
+def postgres(folder: Path, keep: bool = False) -> Iterator[dict[str, Any]]:
     """PostgreSQL + MLflow's server from scripts/tracking_server.sh on free loopback ports, and a second database
-    ``optuna`` on it; yields the URIs and the server processes' pids."""
+    ``optuna`` on it; yields the URIs and the server processes' pids. ``keep``: the server's folder is
+    ``<folder>/server`` and stays after the server stops (``HPOFLOW_SERVER_DIR=<folder>/server
+    scripts/tracking_server.sh start`` serves it again)."""
     import socket
 
     def free_port() -> int:
@@ -207,7 +209,11 @@ def postgres(folder: Path) -> Iterator[dict[str, Any]]:
             sock.bind(("127.0.0.1", 0))
             return int(sock.getsockname()[1])
 
-    server_dir = Path(tempfile.mkdtemp(prefix="bench_scale-server-"))  # postgres must reach it: not private
+    if keep:
+        server_dir = folder / "server"
+        server_dir.mkdir(parents=True)
+    else:
+        server_dir = Path(tempfile.mkdtemp(prefix="bench_scale-server-"))  # postgres must reach it: not private
     os.chmod(server_dir, 0o755)
     env = dict(os.environ, HPOFLOW_SERVER_DIR=str(server_dir), PORT=str(free_port()), PG_PORT=str(free_port()),
                PYTHON=sys.executable, WORKERS="2")
@@ -230,7 +236,8 @@ def postgres(folder: Path) -> Iterator[dict[str, Any]]:
                "optuna_db": f"{base}/optuna", "pids": pids}
     finally:
         subprocess.run(["bash", str(script), "stop"], env=env, capture_output=True, timeout=300)
-        shutil.rmtree(server_dir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(server_dir, ignore_errors=True)
 
 
 MLFLOW_STEPS = ("SELECT count(*), count(DISTINCT m.run_uuid || ':' || m.step) FROM metrics m JOIN runs r "
@@ -251,6 +258,8 @@ def main() -> int:
                         "study (its N runs, read from the same store)")
     parser.add_argument("--baseline", type=Path, help="another checkout of hpoflow: adds the way hpoflow@baseline, "
                         "the same study with that checkout's code (a before/after in one invocation)")
+    parser.add_argument("--keep", type=Path, help="a new folder for the stores, the runs and the server's data, kept "
+                        "afterwards (default: a temporary folder, deleted): a failed --report can be re-run over it")
     parser.add_argument("--way", help=argparse.SUPPRESS)  # internal: run one baseline in this process
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--uri", default="", help=argparse.SUPPRESS)
@@ -264,9 +273,15 @@ def main() -> int:
     t_eval = eval_seconds()
     rows = []
     reports: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="bench_scale-") as tmp, contextlib.ExitStack() as stack:
+    if args.keep and args.keep.exists():
+        parser.error(f"--keep {args.keep} exists; give a new folder")
+    scratch = (contextlib.nullcontext(str(args.keep)) if args.keep
+               else tempfile.TemporaryDirectory(prefix="bench_scale-"))
+    with scratch as tmp, contextlib.ExitStack() as stack:
         folder = Path(tmp)
-        server: dict[str, Any] = stack.enter_context(postgres(folder)) if args.store == "postgresql" else {}
+        folder.mkdir(parents=True, exist_ok=True)
+        server: dict[str, Any] = (stack.enter_context(postgres(folder, keep=bool(args.keep)))
+                                  if args.store == "postgresql" else {})
         ways = args.ways.split(",")
         if args.baseline:
             ways.insert(ways.index("hpoflow") if "hpoflow" in ways else 0, "hpoflow@baseline")
