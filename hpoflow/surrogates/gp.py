@@ -81,6 +81,7 @@ class ExactGP:
     differentiable in its input so acquisition functions can be optimised by gradient.
     """
 
+    config: GPConfig  # its settings (GP-EI completes a null output_transform: ConfiguredSurrogate)
     X: Tensor       # n x d: the inputs held
     y: Tensor       # n: their outputs, in y's units
     y_mean: Tensor  # scalar: the standardisation's shift

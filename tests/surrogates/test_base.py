@@ -9,6 +9,7 @@ from hpoflow.config.pairing import built_class, fitting
 from hpoflow.surrogates.base import (
     NEEDS,
     CandidateSurrogate,
+    ConfiguredSurrogate,
     KernelSurrogate,
     LengthscaleSurrogate,
     NetworkSurrogate,
@@ -51,9 +52,10 @@ def test_an_object_without_the_methods_is_not_a_surrogate():
 
 # -- the capability protocols: judged from the class (composition) and from a built model (the algorithm) --------
 
-CAPABILITIES = {"gp": {StandardizedSurrogate, LengthscaleSurrogate, KernelSurrogate},
-                "skopt_gp": {StandardizedSurrogate, LengthscaleSurrogate, KernelSurrogate},
-                "tv_gp": {CandidateSurrogate, TimeVaryingSurrogate}, "nn": {StandardizedSurrogate, NetworkSurrogate}}
+CAPABILITIES = {"gp": {StandardizedSurrogate, LengthscaleSurrogate, KernelSurrogate, ConfiguredSurrogate},
+                "skopt_gp": {StandardizedSurrogate, LengthscaleSurrogate, KernelSurrogate, ConfiguredSurrogate},
+                "tv_gp": {CandidateSurrogate, TimeVaryingSurrogate, ConfiguredSurrogate},
+                "nn": {StandardizedSurrogate, NetworkSurrogate, ConfiguredSurrogate}}  # every built-in has a config
 
 
 @pytest.mark.parametrize("name", [e.name for e in registry.entries("surrogate")])
