@@ -59,7 +59,7 @@ class Auto(AskTellAlgorithm):
         self.delegate = build_choice(self.choice, ctx)
 
     def run_tags(self) -> dict[str, str]:
-        return self.choice.tags()
+        return {**self.choice.tags(), **self.delegate.run_tags()}  # and what its pick filled in (gp_ei's transform)
 
     def ask(self, round: int) -> Suggestion:
         return self.delegate.ask(round)

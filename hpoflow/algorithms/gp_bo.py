@@ -52,8 +52,11 @@ class GPBO(AskTellAlgorithm):
         self.sign = ctx.task.direction.sign
         self.model = self.new_surrogate(ctx, config.name)  # a bad config: one line, exit 2
         model_config = getattr(self.model, "config", None)
+        self._resolved: dict[str, str] = {}  # settings left null that this algorithm filled in (run tags)
         if isinstance(model_config, GPConfig) and model_config.output_transform is None:  # null: this algorithm's
-            self.model.config = dataclasses.replace(model_config, output_transform=self.output_transform(config))
+            self._resolved["surrogate.output_transform"] = self.output_transform(config)
+            self.model.config = dataclasses.replace(model_config, output_transform=self._resolved[
+                "surrogate.output_transform"])
         self._scaled = isinstance(self.model, LengthscaleSurrogate)
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
@@ -84,6 +87,10 @@ class GPBO(AskTellAlgorithm):
         """The GP's ``surrogate.output_transform`` where the user left it null: none (standardised outputs only);
         GP-EI overrides it (:meth:`GPEI.output_transform`)."""
         return "none"
+
+    def run_tags(self) -> dict[str, str]:
+        """The value a null ``surrogate.output_transform`` took (the param shows ``None``): a tag of that name."""
+        return dict(self._resolved)
 
     # -- acquisition ------------------------------------------------------------------------
     def acquisition(self, t: int) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:

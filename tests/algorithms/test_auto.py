@@ -121,7 +121,8 @@ def test_auto_runs_exactly_the_algorithm_it_picked():
     assert _trajectory(via_auto.records) == _trajectory(direct.records)
     assert type(auto.delegate).__name__ == {"gp_ei": "GPEI", "turbo": "TuRBO", "random": "RandomSearch",
                                             "cobyqa": "LocalDFO"}[auto.choice.algo]
-    assert auto.run_tags() == auto.choice.tags()
+    assert auto.run_tags() == {**auto.choice.tags(), **auto.delegate.run_tags()}
+    assert auto.run_tags().get("surrogate.output_transform") == ("power" if auto.choice.algo == "gp_ei" else None)
 
 
 def test_interrupted_then_resumed_auto_run_equals_uninterrupted(tmp_path):

@@ -84,6 +84,8 @@ def test_output_transform_null_is_power_for_gp_ei_only_and_an_explicit_value_win
     assert make_algorithm("gp_ei", space, surrogate={"name": "gp", "output_transform": "none"}
                           ).model.config.output_transform == "none"
     assert make_algorithm("auto", space, rounds=20).delegate.model.config.output_transform == "power"
+    assert make_algorithm("gp_ei", space).run_tags() == {"surrogate.output_transform": "power"}  # the run's tag
+    assert make_algorithm("gp_ei", space, surrogate={"name": "gp", "output_transform": "none"}).run_tags() == {}
     gp_ei = make_algorithm("gp_ei", space, seed=1)
     X = torch.rand(8, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     gp_ei.model.fit(X, -torch.exp(6 * X.sum(1)))

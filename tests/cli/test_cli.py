@@ -13,6 +13,8 @@ def test_single_run_logs_metrics_params_tags_and_artifacts(run_cli, store):
     assert run.info.status == "FINISHED"
     assert {"algo", "task", "surrogate", "hardware", "seed"} <= set(run.data.tags)
     assert run.data.tags["algo"] == "gp_ei" and run.data.params["budget.rounds"] == "6"
+    assert run.data.params["surrogate.output_transform"] == "None"  # null in the config ...
+    assert run.data.tags["surrogate.output_transform"] == "power"  # ... and what gp_ei made of it
     client = MlflowClient(tracking_uri=store)
     history = client.get_metric_history(run.info.run_id, "cumulative_regret")
     assert [m.step for m in history] == list(range(1, 7))
