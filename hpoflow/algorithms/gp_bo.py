@@ -54,9 +54,8 @@ class GPBO(AskTellAlgorithm):
         model_config = getattr(self.model, "config", None)
         self._resolved: dict[str, str] = {}  # settings left null that this algorithm filled in (run tags)
         if isinstance(model_config, GPConfig) and model_config.output_transform is None:  # null: this algorithm's
-            self._resolved["surrogate.output_transform"] = self.output_transform(config)
-            self.model.config = dataclasses.replace(model_config, output_transform=self._resolved[
-                "surrogate.output_transform"])
+            transform = self._resolved["surrogate.output_transform"] = self.output_transform(config)
+            self.model.config = dataclasses.replace(model_config, output_transform=transform)
         self._scaled = isinstance(self.model, LengthscaleSurrogate)
         self.generator = ctx.generator(17)
         self.n_init = max(2, min(self.dim + 1, ctx.rounds // 2)) if config.n_init is None else config.n_init
