@@ -139,7 +139,7 @@ def versus_best_caption(n_pairs: int) -> str:
             "signed-rank test over seeds (paired by seed; scipy), the p-values Holm-corrected over the task's "
             f"comparisons (statsmodels). Bold: the best and every method not significantly worse at α = 0.05 "
             f"(≈ tie). With {n_pairs} paired seeds the smallest attainable p is "
-            f"{f'{floor:.3g}' if floor > 0 or n_pairs == 0 else 'below 1e-300'}.")
+            f"{'below 1e-300' if floor == 0 else f'{floor:.3g}'}.")
 
 
 def cd_caption(method: str, friedman_p: float, n_blocks: int, n_algos: int) -> str:
