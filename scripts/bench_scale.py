@@ -5,13 +5,16 @@ evaluation stored as one step, on ``--cpus`` CPUs of this machine, into a store 
 
 * hpoflow: ``python -m hpoflow -m hydra/launcher=ray hydra.launcher.num_cpus=C algo=random task=branin
   seed=range(0,N) budget.rounds=R`` (a study: N child runs under one parent);
+* hpoflow_db (``--store postgresql`` only): the same study with ``tracking.uri=postgresql+psycopg2://...``, the
+  MLflow database itself, no server between (as Optuna writes to its database);
 * Ray Tune: ``tune.Tuner`` on a local Ray of C CPUs, N trials each reporting R values, with
   ``MLflowLoggerCallback`` into an MLflow store of the same kind;
 * Optuna: one study, ``n_jobs=C`` threads, RDB storage, N trials each ``trial.report``-ing R values.
 
 ``--store sqlite``: each way its own SQLite file. ``--store postgresql``: one PostgreSQL started by
 ``scripts/tracking_server.sh`` (free loopback ports) with MLflow's server on it: hpoflow and Ray Tune log to
-that server (``http://``), Optuna's RDB storage is a database of its own on the same PostgreSQL.
+that server (``http://``), hpoflow_db to its database directly, Optuna's RDB storage is a database of its own
+on the same PostgreSQL.
 
 Columns: wall time of the whole study (driver process start to exit), runs per minute, per-run overhead
 (``(wall x C - N x R x t_eval) / N``: the CPU-slot seconds each run costs beyond its objective, ``t_eval`` timed
@@ -28,6 +31,7 @@ driver's peak resident memory (VmHWM of the driver process), and the steps found
     python scripts/bench_scale.py --n 1000                      # the issue's 1,000-run figure
     python scripts/bench_scale.py --n 1000 --store postgresql   # ... into the PostgreSQL-backed server
     python scripts/bench_scale.py --n 1000 --report              # ... and time the report over hpoflow's study
+    python scripts/bench_scale.py --n 1000 --store postgresql --ways hpoflow_db,optuna   # same database kind
 """
 from __future__ import annotations
 
@@ -252,12 +256,13 @@ def main() -> int:
     parser.add_argument("--n-tune", type=int, help="trials for Ray Tune (default: --n)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--cpus", type=int, default=2)
-    parser.add_argument("--ways", default="hpoflow,tune,optuna")
+    parser.add_argument("--ways", default="hpoflow,tune,optuna", help="any of hpoflow, hpoflow_db (postgresql "
+                        "only), tune, optuna, comma-separated")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--report", action="store_true", help="then time python -m hpoflow.report over hpoflow's "
                         "study (its N runs, read from the same store)")
-    parser.add_argument("--baseline", type=Path, help="another checkout of hpoflow: adds the way hpoflow@baseline, "
-                        "the same study with that checkout's code (a before/after in one invocation)")
+    parser.add_argument("--baseline", type=Path, help="another checkout of hpoflow: adds the way <first hpoflow way>"
+                        "@baseline, the same study with that checkout's code (a before/after in one invocation)")
     parser.add_argument("--keep", type=Path, help="a new folder for the stores, the runs and the server's data, kept "
                         "afterwards (default: a temporary folder, deleted): a failed --report can be re-run over it")
     parser.add_argument("--way", help=argparse.SUPPRESS)  # internal: run one baseline in this process
@@ -275,6 +280,10 @@ def main() -> int:
     reports: list[str] = []
     if args.keep and args.keep.exists():
         parser.error(f"--keep {args.keep} exists; give a new folder")
+    unknown = sorted(set(args.ways.split(",")) - {"hpoflow", "hpoflow_db", "tune", "optuna"})
+    if unknown or ("hpoflow_db" in args.ways.split(",") and args.store != "postgresql"):
+        parser.error(f"--ways {args.ways}: " + (f"unknown {', '.join(unknown)}; " if unknown else "") +
+                     "allowed: hpoflow, hpoflow_db (with --store postgresql), tune, optuna")
     scratch = (contextlib.nullcontext(str(args.keep)) if args.keep
                else tempfile.TemporaryDirectory(prefix="bench_scale-"))
     with scratch as tmp, contextlib.ExitStack() as stack:
@@ -283,8 +292,9 @@ def main() -> int:
         server: dict[str, Any] = (stack.enter_context(postgres(folder, keep=bool(args.keep)))
                                   if args.store == "postgresql" else {})
         ways = args.ways.split(",")
-        if args.baseline:
-            ways.insert(ways.index("hpoflow") if "hpoflow" in ways else 0, "hpoflow@baseline")
+        if args.baseline:  # before the first hpoflow way, into the same kind of store
+            first = next((i for i, w in enumerate(ways) if w.startswith("hpoflow")), 0)
+            ways.insert(first, (ways[first] if ways[first].startswith("hpoflow") else "hpoflow") + "@baseline")
         for way in ways:
             n = args.n_tune if way == "tune" and args.n_tune else args.n
             sqlite_url = f"sqlite:///{folder / (way + '.db')}"
@@ -292,9 +302,10 @@ def main() -> int:
                 uri = server.get("optuna_db", sqlite_url)
                 count = (uri, OPTUNA_STEPS)
             else:
-                uri = server.get("http", sqlite_url)
+                uri = server.get("mlflow_db" if way.startswith("hpoflow_db") else "http", sqlite_url)
                 key = "value" if way == "tune" else "query_cost"
-                experiment = {"tune": "bench_scale_tune", "hpoflow": "bench_scale"}.get(way, "bench_scale_baseline")
+                experiment = {"tune": "bench_scale_tune", "hpoflow": "bench_scale", "hpoflow_db": "bench_scale_db",
+                              "hpoflow_db@baseline": "bench_scale_db_baseline"}.get(way, "bench_scale_baseline")
                 count = (server.get("mlflow_db", sqlite_url), MLFLOW_STEPS.format(experiment=experiment, key=key))
             if way.startswith("hpoflow"):
                 cmd = hpoflow_command(n, args.rounds, args.cpus, folder, uri)
@@ -304,7 +315,7 @@ def main() -> int:
                 cmd = [sys.executable, __file__, "--way", way, "--n", str(n), "--rounds", str(args.rounds),
                        "--cpus", str(args.cpus), "--folder", str(folder), "--uri", uri]
             wall, cpu, server_cpu, peak, status, tail = measure(
-                cmd, folder, server.get("pids", set()), args.baseline if way == "hpoflow@baseline" else ROOT)
+                cmd, folder, server.get("pids", set()), args.baseline if way.endswith("@baseline") else ROOT)
             if status != 0:
                 print(f"{way} failed (exit {status}):\n{tail}", file=sys.stderr)
                 return 1
@@ -328,7 +339,8 @@ def main() -> int:
                                f"://...): {r_wall:.1f} s wall, {r_cpu:.1f} CPU s" +
                                (f", server {r_server:.1f} CPU s" if server else ""))
     kind = "SQLite stores (one file per way)" if args.store == "sqlite" else (
-        "PostgreSQL (MLflow server for hpoflow and Ray Tune, RDB storage for Optuna)")
+        "PostgreSQL (MLflow server for hpoflow and Ray Tune, the MLflow database for hpoflow_db, RDB storage for "
+        "Optuna)")
     print(f"bench_scale: {args.rounds} rounds per run, random search on Branin, {args.cpus} CPUs, {kind}; "
           f"objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end {os.getloadavg()[0]:.1f}")
     print("| way | runs | wall s | runs/min | overhead s/run | CPU s/run | server CPU s/run | driver peak MiB | "
@@ -340,12 +352,14 @@ def main() -> int:
               f"{server_cpu:.2f} | {peak:.0f} | {stored} ({distinct}){ok} |")
     per_run = {r[0]: r[2] / r[1] for r in rows}
     same_n = {r[0]: r[1] for r in rows}
-    if "hpoflow" in per_run:
-        ratios = [f"{per_run['hpoflow'] / per_run[w]:.2f}x {w}" + ("" if same_n[w] == same_n["hpoflow"] else
-                                                                     f" (per run: {w} ran {same_n[w]} trials)")
-                  for w in ("hpoflow@baseline", "tune", "optuna") if w in per_run]
+    for mine in ("hpoflow", "hpoflow_db"):
+        if mine not in per_run:
+            continue
+        ratios = [f"{per_run[mine] / per_run[w]:.2f}x {w}" + ("" if same_n[w] == same_n[mine] else
+                                                                f" (per run: {w} ran {same_n[w]} trials)")
+                  for w in (mine + "@baseline", "tune", "optuna") if w in per_run]
         if ratios:
-            print("hpoflow wall time: " + ", ".join(ratios) + " (targets: <= 1.0x tune, <= 1.5x optuna)")
+            print(f"{mine} wall time: " + ", ".join(ratios) + " (targets: <= 1.0x tune, <= 1.5x optuna)")
     for line in reports:
         print(line)
     return 0

@@ -84,7 +84,7 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
             tracker.before_flush = checkpointer.sync
         from hpoflow.store.checkpoint_artifacts import THROTTLE_S, ArtifactMirror, in_store
 
-        if tracker is not None and in_store(uri):  # a server: the checkpoint also lives in the store
+        if tracker is not None and in_store(uri):  # a server or a database: the checkpoint also lives in the store
             loaded = resume.meta.get("artifact_slot") if resume is not None else None
             mirror = ArtifactMirror(tracker.artifact_store, str(tracker.run_id),
                                     first_slot=0 if loaded is None else int(loaded) + 1, throttle_s=THROTTLE_S)

@@ -1,12 +1,14 @@
-"""The run's checkpoint kept also in the tracking store, as an artifact of its MLflow run (``http(s)://`` stores).
+"""The run's checkpoint kept also in the tracking store, as an artifact of its MLflow run (servers and databases).
 
-On a cluster, the node that ran a job may be gone, and its run folder with it. When the store is a server
-(artifacts proxied through it, so every node reaches them), every checkpoint written to the run folder is also
-uploaded as ``checkpoint/a.json`` or ``checkpoint/b.json`` of the run, alternately: an upload cut short by a
-crash leaves the other slot whole, and each copy carries the SHA-256 of its content (:mod:`hpoflow.core.checkpoint`),
-so a torn or foreign copy is refused on reading. A retry or a re-run on any node that does not find the local
-file downloads the valid copy with the most rounds (:func:`fetch`). The SQLite default keeps the local file
-only (its artifacts live on the local disk anyway).
+On a cluster, the node that ran a job may be gone, and its run folder with it. When the store is one every node
+reaches (a server, ``http(s)://``, whose artifacts it proxies; or a database, ``postgresql://``, ``mysql://``,
+``mssql://``, whose experiments' artifact location is then one every node reaches: an object store or a shared
+folder), every checkpoint written to the run folder is also uploaded as ``checkpoint/a.json`` or
+``checkpoint/b.json`` of the run, alternately: an upload cut short by a crash leaves the other slot whole, and
+each copy carries the SHA-256 of its content (:mod:`hpoflow.core.checkpoint`), so a torn or foreign copy is
+refused on reading. A retry or a re-run on any node that does not find the local file downloads the valid copy
+with the most rounds (:func:`fetch`). The SQLite default keeps the local file only (its artifacts live on the
+local disk anyway).
 """
 from __future__ import annotations
 
@@ -21,11 +23,14 @@ from typing import Any
 
 ARTIFACT_DIR = "checkpoint"
 SLOTS = ("a.json", "b.json")
+SHARED_SCHEMES = ("http", "https", "postgresql", "mysql", "mssql")  # stores several machines write to
 
 
 def in_store(uri: str | None) -> bool:
-    """Whether checkpoints of runs in ``uri`` are mirrored as artifacts (a tracking server: http or https)."""
-    return bool(uri) and str(uri).split("://", 1)[0].lower() in ("http", "https")
+    """Whether checkpoints of runs in ``uri`` are mirrored as artifacts: a tracking server or a database other
+    than SQLite (``postgresql+psycopg2://`` counts as ``postgresql``)."""
+    scheme = str(uri).split("://", 1)[0].split("+", 1)[0].lower() if uri and "://" in str(uri) else ""
+    return scheme in SHARED_SCHEMES
 
 
 THROTTLE_S = 1.0  # a run's saves are uploaded at most this often, besides one after each metric flush

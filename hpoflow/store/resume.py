@@ -18,7 +18,7 @@ _FETCHED: dict[Path, int] = {}  # checkpoint files this process downloaded from 
 
 
 def _from_store(client: Any, run_id: str, tag: str, uri: str) -> Path | None:
-    """The run's checkpoint downloaded from the store (http(s) stores keep a copy) to its recorded path, or
+    """The run's checkpoint downloaded from the store (servers and databases keep a copy) to its recorded path, or
     under ``outputs/resumed/<run id>/`` when that path cannot be written here; None without a valid copy."""
     from hpoflow.store.checkpoint_artifacts import fetch, in_store
 

@@ -132,7 +132,7 @@ def check_same_config(run: Any, raw: dict[str, Any]) -> None:
 
 
 def _checkpoint_here(client: Any, run_id: str, tag: str | None) -> tuple[str, int | None] | None:
-    """The run's checkpoint as a local file: the one its tag names, else the store's copy (http(s) stores)
+    """The run's checkpoint as a local file: the one its tag names, else the store's copy (servers and databases)
     downloaded there; ``(path, slot)`` with the artifact slot it came from (None: the local file)."""
     if not tag:
         return None

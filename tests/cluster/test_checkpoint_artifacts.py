@@ -42,9 +42,13 @@ def _save_rounds(checkpointer: Checkpointer, n: int) -> None:
         checkpointer.save(state)
 
 
-def test_only_servers_mirror_checkpoints():
+def test_servers_and_shared_databases_mirror_checkpoints_sqlite_does_not():
     assert in_store("http://127.0.0.1:5000") and in_store("HTTPS://host")
-    assert not in_store("sqlite:///outputs/mlflow.db") and not in_store("postgresql://u@h/db") and not in_store(None)
+    assert in_store("postgresql://u@h/db") and in_store("postgresql+psycopg2://u:p@127.0.0.1:5433/mlflow")
+    assert in_store("mysql+pymysql://u@h/db") and in_store("mssql+pyodbc://u@h/db")
+    assert not in_store("sqlite:///outputs/mlflow.db") and not in_store("file:///tmp/mlruns")
+    assert not in_store("/tmp/mlruns") and not in_store("") and not in_store(None)
+    assert not in_store("postgres-ish") and not in_store("httpx://h")
 
 
 def test_saves_alternate_between_two_slots_and_the_newest_valid_copy_is_fetched(tmp_path):

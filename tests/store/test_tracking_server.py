@@ -67,12 +67,41 @@ def test_sweep_against_postgres_backed_server(server, run_cli):
         cur = con.cursor()
         cur.execute("SHOW listen_addresses")
         listen = cur.fetchone()[0]
-        cur.execute("SELECT status, count(*) FROM runs GROUP BY status")
+        cur.execute("SELECT status, count(*) FROM runs r WHERE EXISTS (SELECT 1 FROM tags t WHERE "
+                    "t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') GROUP BY status")  # the study's runs
         by_status = dict(cur.fetchall())
+        cur.execute("SELECT status, count(*) FROM runs GROUP BY status")
+        with_parent = dict(cur.fetchall())
         cur.execute("SELECT count(*) FROM metrics WHERE key = 'value'")
         value_rows = cur.fetchone()[0]
         cur.execute("SELECT count(*) FROM experiments WHERE name = 'branin'")
         experiments = cur.fetchone()[0]
-    print(f"\nPostgreSQL (listen_addresses={listen}): runs by status {by_status}, 'value' metric rows "
-          f"{value_rows}, experiments named branin: {experiments}; server {uri}")
-    assert listen == "127.0.0.1" and by_status == {"FINISHED": 4} and value_rows == 16 and experiments == 1
+    print(f"\nPostgreSQL (listen_addresses={listen}): the study's runs by status {by_status} (with its parent "
+          f"{with_parent}), 'value' metric rows {value_rows}, experiments named branin: {experiments}; server {uri}")
+    assert listen == "127.0.0.1" and by_status == {"FINISHED": 4} and with_parent == {"FINISHED": 5}
+    assert value_rows == 16 and experiments == 1
+
+
+def test_a_sweep_straight_into_the_database_keeps_each_checkpoint_in_the_store(server, run_cli, tmp_path):
+    """``tracking.uri=postgresql+psycopg2://...`` (no MLflow server): every step once, and each run's checkpoint
+    also an artifact (the experiment's artifact location: here ./mlruns of the folder the sweep ran in)."""
+    from hpoflow.core.checkpoint import load
+    from hpoflow.store.checkpoint_artifacts import ARTIFACT_DIR, fetch
+
+    with open(server["HPOFLOW_SERVER_DIR"] + "/pg_password") as fh:
+        password = fh.read().strip()
+    uri = f"postgresql+psycopg2://mlflow:{password}@127.0.0.1:{server['PG_PORT']}/mlflow"
+    proc = run_cli("-m", "algo=random,grid", "task=branin", "seed=0", "budget.rounds=4", f"tracking.uri={uri}",
+                   "tracking.experiment=direct")
+    assert password not in proc.stdout + proc.stderr  # the URI is printed masked
+
+    runs = mlflow_runs(uri, "direct")
+    client = MlflowClient(tracking_uri=uri)
+    assert len(runs) == 2 and {r.info.status for r in runs} == {"FINISHED"}
+    for run in runs:
+        run_id = run.info.run_id
+        assert sorted(m.step for m in client.get_metric_history(run_id, "value")) == [1, 2, 3, 4]
+        assert {a.path for a in client.list_artifacts(run_id, ARTIFACT_DIR)} >= {f"{ARTIFACT_DIR}/a.json"}
+        got = fetch(client, run_id, tmp_path / "fetched" / run_id / "checkpoint.json")  # what a retry elsewhere reads
+        assert got is not None and 1 <= load(got[0]).round <= 4
+    print(f"\n2 runs straight into PostgreSQL, artifacts under {runs[0].info.artifact_uri.rsplit('/', 2)[0]}")

@@ -1,0 +1,51 @@
+"""scripts/bench_scale.py: its ways and stores are checked before anything starts; a small study straight into
+the MLflow database against Optuna on the same PostgreSQL (skipped without Ray, Optuna, psycopg2, PostgreSQL)."""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, cli_env
+
+SCRIPT = REPO / "scripts" / "bench_scale.py"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--ways", "hpoflow,foo"], "--ways hpoflow,foo: unknown foo; allowed: hpoflow, hpoflow_db"),
+    (["--ways", "hpoflow_db"], "--ways hpoflow_db: allowed: hpoflow, hpoflow_db (with --store postgresql)"),
+])
+def test_a_bad_way_is_refused_in_one_line(args, message):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--n", "2", *args], capture_output=True, text=True,
+                          timeout=120, env=cli_env())
+    assert proc.returncode == 2 and message in proc.stderr.splitlines()[-1] and "Traceback" not in proc.stderr
+
+
+HAVE = (all(importlib.util.find_spec(m) is not None for m in ("ray", "optuna", "psycopg2"))
+        and bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb")))
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(not HAVE, reason="needs the cluster extra (ray, psycopg2), optuna and PostgreSQL's binaries")
+def test_hpoflow_straight_into_the_database_against_optuna():
+    folder = Path(tempfile.mkdtemp(prefix="hpoflow-bench-"))  # not under pytest's private tmp: postgres reads it
+    os.chmod(folder, 0o755)
+    try:
+        proc = subprocess.run([sys.executable, str(SCRIPT), "--n", "4", "--rounds", "3", "--ways", "hpoflow_db,optuna",
+                               "--store", "postgresql", "--keep", str(folder / "kept")], capture_output=True,
+                              text=True, timeout=600, env=cli_env())
+        kept = (folder / "kept" / "server" / "pgdata").is_dir()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines() if line.startswith("| ")}
+    assert "| 4 |" in rows["hpoflow_db"] and rows["hpoflow_db"].rstrip().endswith("| 12 (12) |")  # every step once
+    assert rows["optuna"].rstrip().endswith("| 12 (12) |") and "hpoflow_db wall time: " in proc.stdout
+    assert kept  # --keep: the database stays
