@@ -15,7 +15,8 @@ $(BIN)/.installed: pyproject.toml
 	# torch first (the CPU build where the index serves it first, or from TORCH_INDEX), so that torch>=2.2
 	# below installs nothing more
 	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(BIN)/pip install -q -e ".[dev,peers]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too
+	$(BIN)/pip install -q -e ".[dev,peers,cluster]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too;
+	# cluster: the Ray launcher's, submitit's and (where PostgreSQL's binaries are installed) the tracking server's
 	touch $@
 
 .PHONY: setup run test test-fast
