@@ -47,7 +47,8 @@ def bash_commands() -> list[str]:
     return out
 
 
-CLUSTER_SECTIONS = ("### Running a study on a Ray cluster", "### SLURM")  # run by tests/cluster/test_readme_cluster.py
+CLUSTER_SECTIONS = ("### Running a study on a Ray cluster", "### A large study straight into the database",
+                    "### SLURM")  # run by tests/cluster/test_readme_cluster.py
 
 
 def section_commands(title: str) -> list[str]:

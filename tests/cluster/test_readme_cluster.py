@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -62,3 +63,41 @@ def test_the_slurm_section_runs_locally(tmp_path):
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "study branin: 0 finished (skipped), 0 resumed, 2 new, 0 retried, 0 failed" in proc.stdout
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(not (HAVE_RAY and HAVE_PG), reason="needs ray (pip install 'hpoflow[cluster]') and PostgreSQL")
+def test_the_straight_into_the_database_section_runs(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    from tests.conftest import mlflow_runs
+    from tests.test_readme import scratch
+
+    port, pg_port = free_port(), free_port()
+    server_dir = tempfile.mkdtemp(prefix="hpoflow-readme-db-")  # postgres must reach it (not pytest's tmp)
+    os.chmod(server_dir, 0o755)
+    script = _script("### A large study straight into the database", {
+        "PORT=5000": f"PORT={port}", "PG_PORT=5433": f"PG_PORT={pg_port}", "127.0.0.1:5433": f"127.0.0.1:{pg_port}",
+        "outputs/tracking_server/pg_password": f"{server_dir}/pg_password"})
+    env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir}
+    work = scratch(tmp_path)
+    try:
+        proc = subprocess.run(["bash", "-c", script.replace("scripts/tracking_server.sh stop", "")], cwd=work,
+                              env=env, capture_output=True, text=True, timeout=1200)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out[-5000:]
+        with open(f"{server_dir}/pg_password") as fh:
+            password = fh.read().strip()
+        uri = f"postgresql+psycopg2://mlflow:{password}@127.0.0.1:{pg_port}/mlflow"
+        runs = mlflow_runs(uri, "direct")
+        client = MlflowClient(tracking_uri=uri)
+        assert len(runs) == 8 and {r.info.status for r in runs} == {"FINISHED"}
+        assert all(sorted(m.step for m in client.get_metric_history(r.info.run_id, "query_cost")) == list(range(1, 21))
+                   for r in runs)
+        assert password not in out
+    finally:
+        subprocess.run(["bash", "scripts/tracking_server.sh", "stop"], cwd=work, env=env | {"PORT": str(port)},
+                       capture_output=True, timeout=120)
+        shutil.rmtree(server_dir, ignore_errors=True)
+    assert "study direct: 0 finished (skipped), 0 resumed, 8 new, 0 retried, 0 failed; 8 runs in the store" in out
+    assert (work / "outputs" / "report" / "direct" / "summary.csv").is_file()
