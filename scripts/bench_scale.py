@@ -115,8 +115,9 @@ def run_optuna(n: int, rounds: int, cpus: int, folder: Path, store: str) -> None
     study.optimize(objective, n_trials=n, n_jobs=cpus)
 
 
-def hpoflow_command(n: int, rounds: int, cpus: int, folder: Path, store: str) -> list[str]:
+def hpoflow_command(n: int, rounds: int, cpus: int, folder: Path, store: str, batch: int | None = None) -> list[str]:
     return [sys.executable, "-m", "hpoflow", "-m", "hydra/launcher=ray", f"hydra.launcher.num_cpus={cpus}",
+            *([f"hydra.sweeper.max_batch_size={batch}"] if batch else []),
             "algo=random", "task=branin", f"seed=range(0,{n})", f"budget.rounds={rounds}", "progress=false",
             f"tracking.uri={store or 'sqlite:///' + str(folder / 'hpoflow.db')}", "tracking.experiment=bench_scale"]
 
@@ -265,6 +266,8 @@ def main() -> int:
                         "@baseline, the same study with that checkout's code (a before/after in one invocation)")
     parser.add_argument("--keep", type=Path, help="a new folder for the stores, the runs and the server's data, kept "
                         "afterwards (default: a temporary folder, deleted): a failed --report can be re-run over it")
+    parser.add_argument("--batch", type=int, help="hpoflow's sweeps launch N jobs at a time "
+                        "(hydra.sweeper.max_batch_size: the driver composes and holds one batch, not the whole sweep)")
     parser.add_argument("--way", help=argparse.SUPPRESS)  # internal: run one baseline in this process
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--uri", default="", help=argparse.SUPPRESS)
@@ -308,7 +311,7 @@ def main() -> int:
                               "hpoflow_db@baseline": "bench_scale_db_baseline"}.get(way, "bench_scale_baseline")
                 count = (server.get("mlflow_db", sqlite_url), MLFLOW_STEPS.format(experiment=experiment, key=key))
             if way.startswith("hpoflow"):
-                cmd = hpoflow_command(n, args.rounds, args.cpus, folder, uri)
+                cmd = hpoflow_command(n, args.rounds, args.cpus, folder, uri, args.batch)
                 if way != "hpoflow":
                     cmd[-1] = f"tracking.experiment={experiment}"
             else:
@@ -342,7 +345,8 @@ def main() -> int:
         "PostgreSQL (MLflow server for hpoflow and Ray Tune, the MLflow database for hpoflow_db, RDB storage for "
         "Optuna)")
     print(f"bench_scale: {args.rounds} rounds per run, random search on Branin, {args.cpus} CPUs, {kind}; "
-          f"objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end {os.getloadavg()[0]:.1f}")
+          f"objective {t_eval * 1e6:.1f} us/evaluation; load average (1 min) at the end {os.getloadavg()[0]:.1f}" +
+          (f"; hpoflow's sweeps in batches of {args.batch} jobs" if args.batch else ""))
     print("| way | runs | wall s | runs/min | overhead s/run | CPU s/run | server CPU s/run | driver peak MiB | "
           "steps stored (distinct) |")
     print("|---|---|---|---|---|---|---|---|---|")
