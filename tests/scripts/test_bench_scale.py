@@ -1,5 +1,6 @@
 """scripts/bench_scale.py: its ways and stores are checked before anything starts; a small study straight into
-the MLflow database against Optuna on the same PostgreSQL (skipped without Ray, Optuna, psycopg2, PostgreSQL)."""
+the MLflow database (in two batches) against Optuna on the same PostgreSQL (skipped without Ray, Optuna,
+psycopg2 or PostgreSQL)."""
 from __future__ import annotations
 
 import glob
@@ -38,9 +39,10 @@ def test_hpoflow_straight_into_the_database_against_optuna():
     folder = Path(tempfile.mkdtemp(prefix="hpoflow-bench-"))  # not under pytest's private tmp: postgres reads it
     os.chmod(folder, 0o755)
     try:
-        proc = subprocess.run([sys.executable, str(SCRIPT), "--n", "4", "--rounds", "3", "--ways", "hpoflow_db,optuna",
-                               "--store", "postgresql", "--keep", str(folder / "kept")], capture_output=True,
-                              text=True, timeout=600, env=cli_env())
+        args = ["--n", "4", "--rounds", "3", "--ways", "hpoflow_db,optuna", "--store", "postgresql", "--batch", "3",
+                "--keep", str(folder / "kept")]
+        proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600,
+                              env=cli_env())
         kept = (folder / "kept" / "server" / "pgdata").is_dir()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -48,4 +50,5 @@ def test_hpoflow_straight_into_the_database_against_optuna():
     rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines() if line.startswith("| ")}
     assert "| 4 |" in rows["hpoflow_db"] and rows["hpoflow_db"].rstrip().endswith("| 12 (12) |")  # every step once
     assert rows["optuna"].rstrip().endswith("| 12 (12) |") and "hpoflow_db wall time: " in proc.stdout
+    assert "hpoflow's sweeps in batches of 3 jobs" in proc.stdout  # 4 jobs: two batches, every step still once
     assert kept  # --keep: the database stays
