@@ -21,6 +21,9 @@ from hpoflow.core import moved as _moved
 # MLflow 3 sends usage telemetry to config.mlflow-telemetry.io from every process that uses it (the driver, each
 # Ray or joblib worker): hpoflow's runs send nothing off the machine unless the user sets it back to false.
 _os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+# Ray's usage statistics likewise (a Ray that hpoflow starts, and its workers, inherit this environment): they
+# also probe the cloud metadata addresses (169.254.169.254, metadata.google.internal) to name the provider.
+_os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 __version__ = "0.1.0"
 

@@ -17,7 +17,7 @@ import pytest
 
 from hydra_plugins.hpoflow_ray_launcher.ray_launcher import LauncherSettingError, check_settings, init_args
 from tests.cli.test_failures_cli import FAULTY, faulty_env
-from tests.conftest import mlflow_runs
+from tests.conftest import cli_env, mlflow_runs
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'hpoflow[cluster]')")
@@ -184,3 +184,16 @@ def test_the_worker_cache_survives_hydras_plugin_scan():
         assert sys.modules["hydra_plugins.hpoflow_ray_launcher._worker_cache"].SHARED.get("sweep") is marker
     finally:
         _worker_cache.SHARED.clear()
+
+
+@needs_ray
+def test_a_ray_started_by_hpoflow_collects_no_usage_statistics():
+    """Nothing leaves the machine: a process that imported hpoflow (the CLI, a sweep's driver, hence the Ray it
+    starts and its workers) has Ray's usage statistics, and their cloud metadata probes, off; a user's explicit
+    setting wins."""
+    code = ("import hpoflow; from ray._common.usage.usage_lib import usage_stats_enabled; "
+            "print(usage_stats_enabled())")
+    for env, expected in (({}, "False"), ({"RAY_USAGE_STATS_ENABLED": "1"}, "True")):
+        clean = {k: v for k, v in cli_env().items() if k != "RAY_USAGE_STATS_ENABLED"} | env
+        out = subprocess.run([sys.executable, "-c", code], env=clean, capture_output=True, text=True, timeout=120)
+        assert out.stdout.strip() == expected, out.stderr[-2000:]
