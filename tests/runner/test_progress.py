@@ -43,6 +43,10 @@ def test_round_lines_go_to_log_files_not_to_the_console(tmp_path):
     stream = io.StringIO()
     console_handler = logging.StreamHandler(stream)
     old_level = root.level
+    progress_logger = logging.getLogger(LOGGER_NAME)
+    was_disabled, disable_level = progress_logger.disabled, logging.root.manager.disable
+    progress_logger.disabled = False  # as in a fresh CLI process: this xdist worker's earlier test files may have
+    logging.disable(logging.NOTSET)   # switched it off (seen once in CI: no line reached the file, 0 of 2)
     root.addHandler(file_handler)
     root.addHandler(console_handler)
     root.setLevel(logging.INFO)
@@ -53,6 +57,8 @@ def test_round_lines_go_to_log_files_not_to_the_console(tmp_path):
         root.removeHandler(file_handler)
         root.removeHandler(console_handler)
         root.setLevel(old_level)
+        progress_logger.disabled = was_disabled
+        logging.disable(disable_level)
         file_handler.close()
         logging.getLogger(LOGGER_NAME).handlers = []
     lines = (tmp_path / "job.log").read_text().splitlines()
