@@ -18,6 +18,13 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 HAVE_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
 
 
+def _server_dir(prefix: str) -> str:
+    """A folder for scripts/tracking_server.sh's data that PostgreSQL's account can reach (not pytest's tmp)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(folder, 0o755)
+    return folder
+
+
 def _script(title: str, replace: dict[str, str]) -> str:
     lines = section_commands(title)
     cleanup = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"  # a failed step must not leave the Ray head running
@@ -34,8 +41,7 @@ def test_the_ray_cluster_walkthrough_runs(tmp_path):
     from tests.test_readme import scratch
 
     port, ray_port = free_port(), free_port()
-    server_dir = tempfile.mkdtemp(prefix="hpoflow-readme-server-")  # postgres must reach it (not pytest's tmp)
-    os.chmod(server_dir, 0o755)
+    server_dir = _server_dir("hpoflow-readme-server-")
     script = _script("### Running a study on a Ray cluster", {"127.0.0.1:5000": f"127.0.0.1:{port}",
                                                               "PORT=5000": f"PORT={port}", "6379": str(ray_port)})
     env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir, "PG_PORT": str(free_port())}
@@ -74,8 +80,7 @@ def test_the_straight_into_the_database_section_runs(tmp_path):
     from tests.test_readme import scratch
 
     port, pg_port = free_port(), free_port()
-    server_dir = tempfile.mkdtemp(prefix="hpoflow-readme-db-")  # postgres must reach it (not pytest's tmp)
-    os.chmod(server_dir, 0o755)
+    server_dir = _server_dir("hpoflow-readme-db-")
     script = _script("### A large study straight into the database", {
         "PORT=5000": f"PORT={port}", "PG_PORT=5433": f"PG_PORT={pg_port}", "127.0.0.1:5433": f"127.0.0.1:{pg_port}",
         "outputs/tracking_server/pg_password": f"{server_dir}/pg_password"})
