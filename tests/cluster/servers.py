@@ -21,6 +21,14 @@ HAVE_PG = bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/in
     importlib.util.find_spec("psycopg2") is not None)
 
 
+def server_folder(prefix: str) -> str:
+    """A new folder for scripts/tracking_server.sh's data that PostgreSQL's account can reach (pytest's own
+    temporary folders are private)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(folder, 0o755)
+    return folder
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -61,8 +69,7 @@ def sqlite_server(folder: Path) -> Iterator[str]:
 def postgres_server() -> Iterator[dict[str, str]]:
     """PostgreSQL + MLflow server from scripts/tracking_server.sh on free loopback ports; yields its settings:
     ``uri`` (http), ``db_uri`` (postgresql+psycopg2://..., the password inside), and the script's environment."""
-    folder = tempfile.mkdtemp(prefix="hpoflow-server-")  # not under pytest's private tmp: postgres must reach it
-    os.chmod(folder, 0o755)
+    folder = server_folder("hpoflow-server-")
     env = dict(os.environ, HPOFLOW_SERVER_DIR=folder, PORT=str(free_port()), PG_PORT=str(free_port()),
                PYTHON=sys.executable, WORKERS="2")
     script = REPO / "scripts" / "tracking_server.sh"

@@ -4,25 +4,16 @@ section's commands as one bash script, in order, ports replaced by free ones). S
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import subprocess
-import tempfile
 
 import pytest
 
-from tests.cluster.servers import HAVE_PG, free_port
+from tests.cluster.servers import HAVE_PG, free_port, server_folder
 from tests.test_readme import section_commands, shell_env
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 HAVE_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
-
-
-def _server_dir(prefix: str) -> str:
-    """A folder for scripts/tracking_server.sh's data that PostgreSQL's account can reach (not pytest's tmp)."""
-    folder = tempfile.mkdtemp(prefix=prefix)
-    os.chmod(folder, 0o755)
-    return folder
 
 
 def _script(title: str, replace: dict[str, str]) -> str:
@@ -41,7 +32,7 @@ def test_the_ray_cluster_walkthrough_runs(tmp_path):
     from tests.test_readme import scratch
 
     port, ray_port = free_port(), free_port()
-    server_dir = _server_dir("hpoflow-readme-server-")
+    server_dir = server_folder("hpoflow-readme-server-")
     script = _script("### Running a study on a Ray cluster", {"127.0.0.1:5000": f"127.0.0.1:{port}",
                                                               "PORT=5000": f"PORT={port}", "6379": str(ray_port)})
     env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir, "PG_PORT": str(free_port())}
@@ -80,7 +71,7 @@ def test_the_straight_into_the_database_section_runs(tmp_path):
     from tests.test_readme import scratch
 
     port, pg_port = free_port(), free_port()
-    server_dir = _server_dir("hpoflow-readme-db-")
+    server_dir = server_folder("hpoflow-readme-db-")
     script = _script("### A large study straight into the database", {
         "PORT=5000": f"PORT={port}", "PG_PORT=5433": f"PG_PORT={pg_port}", "127.0.0.1:5433": f"127.0.0.1:{pg_port}",
         "outputs/tracking_server/pg_password": f"{server_dir}/pg_password"})

@@ -3,17 +3,15 @@ the MLflow database (in two batches) against Optuna on the same PostgreSQL (skip
 psycopg2 or PostgreSQL)."""
 from __future__ import annotations
 
-import glob
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
+from tests.cluster.servers import HAVE_PG, server_folder
 from tests.conftest import REPO, cli_env
 
 SCRIPT = REPO / "scripts" / "bench_scale.py"
@@ -29,15 +27,13 @@ def test_a_bad_way_is_refused_in_one_line(args, message):
     assert proc.returncode == 2 and message in proc.stderr.splitlines()[-1] and "Traceback" not in proc.stderr
 
 
-HAVE = (all(importlib.util.find_spec(m) is not None for m in ("ray", "optuna", "psycopg2"))
-        and bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb")))
+HAVE = HAVE_PG and all(importlib.util.find_spec(m) is not None for m in ("ray", "optuna"))  # HAVE_PG: psycopg2 too
 
 
 @pytest.mark.cli
 @pytest.mark.skipif(not HAVE, reason="needs the cluster extra (ray, psycopg2), optuna and PostgreSQL's binaries")
 def test_hpoflow_straight_into_the_database_against_optuna():
-    folder = Path(tempfile.mkdtemp(prefix="hpoflow-bench-"))  # not under pytest's private tmp: postgres reads it
-    os.chmod(folder, 0o755)
+    folder = Path(server_folder("hpoflow-bench-"))
     try:
         args = ["--n", "4", "--rounds", "3", "--ways", "hpoflow_db,optuna", "--store", "postgresql", "--batch", "3",
                 "--keep", str(folder / "kept")]
