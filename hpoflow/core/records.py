@@ -43,13 +43,22 @@ class OnError(str, enum.Enum):
 
 @dataclass
 class Evaluation:
-    """What a task returns for one configuration."""
+    """What a task returns for one configuration.
+
+    ``value`` is the one number a single-objective method optimises. A multi-fidelity evaluation also says the
+    ``fidelity`` level it reached and its learning ``curve``: ``[step, value]`` pairs, one per fidelity step
+    trained *in this call* (a continued trial reports only its new steps; ``cost`` then counts only them).
+    ``values``: further named values (objectives, constraints) the task reports beside ``value``.
+    """
 
     value: float
     true_value: float | None = None
     cost: float = 1.0
     metrics: dict[str, float] = field(default_factory=dict)
     optimum: float | None = None  # round-specific f* for time-varying tasks
+    fidelity: float | None = None  # the level evaluated at (None: the task has no fidelity, or its full one)
+    curve: list[list[float]] = field(default_factory=list)  # [[step, value], ...] reached in this call
+    values: dict[str, float] = field(default_factory=dict)  # named values besides ``value`` (several objectives)
 
 
 def as_evaluation(value: Any) -> Evaluation:
@@ -79,12 +88,19 @@ def as_outcome(value: Any) -> Evaluation | Failure:
 
 @dataclass
 class Suggestion:
-    """A point an ask/tell algorithm proposes; ``observe=False`` means do not pay to observe it."""
+    """A point an ask/tell algorithm proposes; ``observe=False`` means do not pay to observe it.
+
+    Multi-fidelity methods also say the ``fidelity`` level to evaluate at (None: the task's full fidelity) and the
+    ``config_id`` of the configuration across its evaluations (a promoted trial keeps its id, so a task that can
+    continue training resumes from the level that id reached).
+    """
 
     config: dict[str, Any]
     x: Tensor
     observe: bool = True
     info: dict[str, float] = field(default_factory=dict)
+    fidelity: float | None = None
+    config_id: int | None = None
 
     def point(self) -> list[float]:
         """The point's coordinates in ``[0, 1]^d`` as floats (what a checkpoint stores)."""
@@ -96,9 +112,11 @@ class PlainSuggestion(Suggestion):
     other suggestion's) is built on first use, importing torch only then (see ``RandomSearch``)."""
 
     def __init__(self, config: dict[str, Any], u: Sequence[float], observe: bool = True,
-                 info: dict[str, float] | None = None) -> None:
+                 info: dict[str, float] | None = None, fidelity: float | None = None,
+                 config_id: int | None = None) -> None:
         self.config, self.u, self.observe = config, tuple(float(v) for v in u), observe
         self.info = {} if info is None else info
+        self.fidelity, self.config_id = fidelity, config_id
         self._x: Tensor | None = None
 
     @property
@@ -151,6 +169,10 @@ class Record:
     metrics: dict[str, float] = field(default_factory=dict)
     failed: bool = False
     error: str | None = None
+    fidelity: float | None = None    # the level evaluated at (multi-fidelity)
+    config_id: int | None = None     # the configuration's id across fidelities (multi-fidelity)
+    curve: list[list[float]] = field(default_factory=list)  # [[step, value], ...] trained in this round
+    values: dict[str, float] = field(default_factory=dict)  # named values besides ``value``
 
 
 def _finite(x: float | None) -> bool:
@@ -193,7 +215,11 @@ class RegretBook:
             out.update(regret=r, cumulative_regret=self.cumulative_regret, simple_regret=self.simple_regret)
         if record.true_value is not None and record.true_value != record.value:
             out["true_value"] = float(record.true_value)
-        for key, val in record.metrics.items():
+        if record.fidelity is not None:  # a multi-fidelity round: the level and the configuration it belongs to
+            out["fidelity"] = float(record.fidelity)
+            if record.config_id is not None:
+                out["config_id"] = float(record.config_id)
+        for key, val in (*record.values.items(), *record.metrics.items()):
             if isinstance(val, (int, float)) and math.isfinite(val):
                 out[key] = float(val)
         return out

@@ -46,9 +46,15 @@ def outcome_of(ev: Evaluation, config: dict[str, Any], observe: bool) -> Evaluat
     return ev
 
 
-def evaluate(task: Task, config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
+def evaluate(task: Task, config: dict[str, Any], round: int, observe: bool, fidelity: float | None = None,
+             config_id: int | None = None) -> Evaluation | Failure:
+    """The task's evaluation of ``config`` (at ``fidelity``, for ``config_id``, when a multi-fidelity method asks);
+    any error of the objective, or a non-finite value, is a :class:`Failure`."""
     try:
-        ev = task.evaluate(config, round=round, observe=observe)
+        if fidelity is None:
+            ev = task.evaluate(config, round=round, observe=observe)
+        else:
+            ev = task.evaluate_at(config, fidelity=fidelity, config_id=config_id, round=round, observe=observe)
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - any objective error becomes a recorded Failure
@@ -61,10 +67,13 @@ def _record(t: int, s: Suggestion, outcome: Evaluation | Failure, decision: floa
     metrics = {**s.info, "decision_time": decision}
     if isinstance(outcome, Failure):
         return Record(round=t, config=s.config, value=None, queried=s.observe, cost=outcome.cost,
-                      metrics=metrics, failed=True, error=outcome.error)
+                      metrics=metrics, failed=True, error=outcome.error, fidelity=s.fidelity, config_id=s.config_id)
     metrics.update(outcome.metrics)
+    fidelity = outcome.fidelity if outcome.fidelity is not None else s.fidelity
     return Record(round=t, config=s.config, value=outcome.value if s.observe else None, queried=s.observe,
-                  cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics)
+                  cost=outcome.cost, true_value=outcome.true_value, optimum=outcome.optimum, metrics=metrics,
+                  fidelity=fidelity, config_id=s.config_id, curve=[list(p) for p in outcome.curve],
+                  values=dict(outcome.values))
 
 
 def _step_round(algo: Algorithm, t: int) -> Record:
@@ -290,7 +299,7 @@ def drive(loop: Loop) -> RunResult:
         while not loop.done:
             if isinstance(loop.algorithm, AskTellAlgorithm):
                 s = loop.ask()
-                loop.tell(s, evaluate(loop.task, s.config, loop.round, s.observe))
+                loop.tell(s, evaluate(loop.task, s.config, loop.round, s.observe, s.fidelity, s.config_id))
             else:
                 loop.step()
     return loop.finish()

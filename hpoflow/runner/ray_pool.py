@@ -32,8 +32,9 @@ def init_args(env: dict[str, str], workers: int) -> dict[str, Any]:
             "num_cpus": max(workers, os.cpu_count() or 1)}
 
 
-def _evaluate_task(task: Task, config: dict[str, Any], round: int, observe: bool) -> Any:
-    return evaluate(task, config, round, observe)
+def _evaluate_task(task: Task, config: dict[str, Any], round: int, observe: bool, fidelity: float | None = None,
+                   config_id: int | None = None) -> Any:
+    return evaluate(task, config, round, observe, fidelity, config_id)
 
 
 class RayExecutor(Executor):

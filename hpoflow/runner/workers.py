@@ -30,9 +30,10 @@ def _set_task(task: Task) -> None:
     _TASK = task
 
 
-def _evaluate_here(config: dict[str, Any], round: int, observe: bool) -> Evaluation | Failure:
+def _evaluate_here(config: dict[str, Any], round: int, observe: bool, fidelity: float | None = None,
+                   config_id: int | None = None) -> Evaluation | Failure:
     assert _TASK is not None
-    return evaluate(_TASK, config, round, observe)
+    return evaluate(_TASK, config, round, observe, fidelity, config_id)
 
 
 def make_executor(kind: str, workers: int, task: Task) -> Executor:
@@ -80,9 +81,9 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
                     s, ahead = (ahead, None) if ahead is not None else (loop.ask(), None)
                     t = loop.trial_number(s)
                     if executor == "process":
-                        future = pool.submit(_evaluate_here, s.config, t, s.observe)
+                        future = pool.submit(_evaluate_here, s.config, t, s.observe, s.fidelity, s.config_id)
                     else:
-                        future = pool.submit(evaluate, loop.task, s.config, t, s.observe)
+                        future = pool.submit(evaluate, loop.task, s.config, t, s.observe, s.fidelity, s.config_id)
                     running[future] = s
                 if not running:
                     break

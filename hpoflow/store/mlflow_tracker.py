@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hpoflow.core import signals
+from hpoflow.core.fidelity import curve_key
 from hpoflow.core.records import Record, RunStatus
 from hpoflow.store import lease as leases
 from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client, retry
@@ -160,12 +161,16 @@ class MlflowTracker:
             ts = int(time.time() * 1000)
             self._buffer.extend(Metric(k, float(v), ts, record.round) for k, v in metrics.items()
                                 if k != STEP_MARKER)
+            self._buffer.extend(Metric(curve_key(record.config_id if record.config_id is not None else record.round),
+                                       float(value), ts, int(step)) for step, value in record.curve)
             if STEP_MARKER in metrics:
                 self._buffer.append(Metric(STEP_MARKER, float(metrics[STEP_MARKER]), ts, record.round))
         row: dict[str, Any] = {"round": record.round, **{f"param.{k}": v for k, v in record.config.items()}}
         row.update({k: metrics.get(k) for k in ("value", "best_value", "regret", "cumulative_regret",
                                                  "simple_regret", "query_cost", "wall_time")})
         row["queried"], row["failed"] = record.queried, record.failed
+        if record.fidelity is not None:
+            row["fidelity"], row["config_id"] = record.fidelity, record.config_id
         self._rows.append(row)
         self._rounds_since_flush += 1
         if (self._rounds_since_flush >= self.flush_every or len(self._buffer) >= MAX_BATCH

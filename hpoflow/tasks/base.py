@@ -5,6 +5,7 @@ import math
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
+from hpoflow.core.fidelity import Fidelity
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import SearchSpace
 
@@ -22,6 +23,8 @@ class Task(ABC):
         optimum: the known optimal value f*, or None (reports then use the best value seen).
         bound: a known bound on f* (e.g. accuracy <= 1) used for run-time regret when f* is unknown.
         candidates: a finite set of encoded points (``m x d``) when the domain is a finite set.
+        fidelity: the resource an evaluation may be given (:class:`hpoflow.core.fidelity.Fidelity`), or None. A task
+            that declares one implements :meth:`evaluate_at`; its ``evaluate`` is the full fidelity's.
     """
 
     name: str = "task"
@@ -30,6 +33,7 @@ class Task(ABC):
     optimum: float | None = None
     bound: float | None = None
     candidates: torch.Tensor | None = None
+    fidelity: Fidelity | None = None
 
     @abstractmethod
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
@@ -41,6 +45,21 @@ class Task(ABC):
         Raises:
             Exception: any error of the objective; the loop applies its ``on_error`` policy.
         """
+
+    def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
+                    observe: bool = True) -> Evaluation:
+        """Evaluate ``config`` at ``fidelity`` (a level of ``self.fidelity``).
+
+        ``config_id`` names the configuration across its evaluations: a task that can continue training resumes
+        the state it kept for that id at a lower level, trains only the levels in between, charges only them as
+        ``cost`` and reports them as the ``curve``; one that cannot trains from scratch (cost = the level).
+        The Evaluation says the ``fidelity`` it reached.
+
+        Raises:
+            TypeError: the task declares no fidelity.
+        """
+        raise TypeError(f"task '{self.name}' declares no fidelity: it cannot be evaluated at {fidelity}; "
+                        "use a full-fidelity algorithm, or a task with a fidelity")
 
     @property
     def regret_reference(self) -> float | None:

@@ -95,8 +95,28 @@ class SklearnConfig:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
 
 
+@dataclass(frozen=True)
+class MultiFidelityFunctionConfig:
+    """Augmented Branin / Hartmann-6 (hpoflow.tasks.multi_fidelity): fidelity = a resource in [1, max_resource]."""
+
+    name: str = "branin_mf"
+    max_resource: int = 81  # the full fidelity (s = r / max_resource); 81 = 3^4: five rungs at eta = 3
+    noise_std: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_resource, bool) or not isinstance(self.max_resource, int) or self.max_resource < 1:
+            raise ValueError(f"task.max_resource={self.max_resource!r} must be a positive integer")
+        if self.noise_std < 0:
+            raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+
+
 _SYN = "hpoflow.tasks.synthetic"
+_MF = "hpoflow.tasks.multi_fidelity"
 BUILTINS = [
+    task("branin_mf", f"{_MF}:make_branin_mf", MultiFidelityFunctionConfig, "augmented Branin with a resource "
+         "fidelity (1..max_resource, biased below full), minimise; f* = Branin's"),
+    task("hartmann6_mf", f"{_MF}:make_hartmann6_mf", MultiFidelityFunctionConfig, "augmented Hartmann-6 with a "
+         "resource fidelity (1..max_resource, biased below full), minimise; f* = Hartmann-6's"),
     task("branin", f"{_SYN}:make_branin", SyntheticConfig, "Branin, 2-d, minimise", dim=2),
     task("hartmann6", f"{_SYN}:make_hartmann6", SyntheticConfig, "Hartmann-6, minimise", dim=6),
     task("styblinski_tang", f"{_SYN}:make_styblinski_tang", SyntheticConfig, "Styblinski-Tang on [-5,5]^dim, minimise"),

@@ -1,0 +1,178 @@
+"""Multi-fidelity schedulers: which configuration to run next, at which fidelity level (pure Python, no torch).
+
+A scheduler decides *when* a configuration is started or promoted to a higher rung; a searcher
+(:mod:`hpoflow.algorithms.searchers`) decides *which* new configuration to start. The split is Syne Tune's and
+Ray Tune's (schedulers apart from searchers); :class:`hpoflow.algorithms.multi_fidelity.MultiFidelity` joins them
+as one ask/tell algorithm of the common loop.
+
+Protocol (:class:`Scheduler`): ``next_job(new_id)`` returns the next :class:`Job` (a new configuration at the
+lowest rung of its bracket, or a promotion of a reported one), never None: a synchronous scheduler whose
+brackets all wait on running jobs opens the next bracket (Ray Tune's HyperBand does the same), so ``k`` workers
+never idle. ``report(job, reward)`` takes the reward (``sign * value``: larger is better; None for a failed job).
+``state_dict``/``load_state_dict``: plain JSON; jobs still running when the state was taken are forgotten, so a
+resumed run asks for them again.
+
+Written by hand: the rung arithmetic of Hyperband (Li et al., JMLR 2018, Alg. 1) and ASHA (Li et al., MLSys
+2020, Alg. 2) is a few dozen lines, and the libraries that have it (Optuna's pruners, Ray Tune, Syne Tune) tie it
+to their own trial objects and storage.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["ASHA", "Job", "Scheduler", "SyncHyperband", "bracket_sizes"]
+
+
+@dataclass
+class Job:
+    """One evaluation a scheduler wants: configuration ``config_id`` at rung ``rung`` (level ``level``)."""
+
+    config_id: int
+    rung: int
+    level: float
+    bracket: int = 0
+    new: bool = False  # a configuration not evaluated before (the searcher proposes it)
+
+
+class Scheduler(Protocol):
+    """What :class:`hpoflow.algorithms.multi_fidelity.MultiFidelity` needs of a scheduler (see the module doc)."""
+
+    levels: list[float]
+
+    def next_job(self, new_id: Callable[[], int]) -> Job: ...
+
+    def report(self, job: Job, reward: float | None) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+def _ranked(results: dict[int, float | None]) -> list[int]:
+    """Configuration ids of reported results, best reward first (failures excluded; ties by id)."""
+    done = [(r, i) for i, r in results.items() if isinstance(r, (int, float)) and math.isfinite(r)]
+    return [i for r, i in sorted(done, key=lambda t: (-t[0], t[1]))]
+
+
+def bracket_sizes(n_levels: int, eta: float, s: int) -> list[int]:
+    """Hyperband's bracket ``s`` (0 <= s < n_levels): configurations per rung, starting at rung ``n_levels-1-s``.
+
+    ``n = ceil((s_max + 1) / (s + 1) * eta^s)`` configurations at the bracket's first rung, ``floor(n / eta^i)`` at
+    its ``i``-th (at least one): with 4 levels and eta=3, bracket 3 runs 27, 9, 3, 1 and bracket 0 runs 4.
+    """
+    s_max = n_levels - 1
+    n = math.ceil((s_max + 1) / (s + 1) * eta ** s - 1e-9)
+    return [max(1, math.floor(n / eta ** i + 1e-9)) for i in range(s + 1)]
+
+
+PENDING = "pending"
+
+
+class SyncHyperband:
+    """Synchronous successive halving in Hyperband's brackets.
+
+    ``brackets``: the bracket indices ``s`` run in turn (cycled): ``[s_max]`` is plain successive halving from the
+    lowest level (``algo=sha``); ``[s_max, ..., 0]`` is Hyperband (``algo=hyperband``). A rung is promoted when
+    every job of the rung below has reported: its best ``floor(n / eta)`` go on.
+    """
+
+    def __init__(self, levels: list[float], eta: float, brackets: list[int]) -> None:
+        self.levels, self.eta, self.cycle = list(levels), float(eta), list(brackets)
+        self.open: list[dict[str, Any]] = []  # each: {"s", "index", "rungs": [{"id": reward|PENDING}], "sizes"}
+        self.started = 0  # brackets opened so far (the next one is cycle[started % len(cycle)])
+
+    def _new_bracket(self) -> dict[str, Any]:
+        s = self.cycle[self.started % len(self.cycle)]
+        bracket = {"s": s, "index": self.started, "sizes": bracket_sizes(len(self.levels), self.eta, s),
+                   "rungs": [{} for _ in range(s + 1)]}
+        self.started += 1
+        self.open.append(bracket)
+        return bracket
+
+    def _job(self, bracket: dict[str, Any], new_id: Callable[[], int]) -> Job | None:
+        """The bracket's next job, or None while it waits on running jobs (or is complete)."""
+        rungs, sizes, s = bracket["rungs"], bracket["sizes"], bracket["s"]
+        first = len(self.levels) - 1 - s
+        if len(rungs[0]) < sizes[0]:
+            i = new_id()
+            rungs[0][i] = PENDING
+            return Job(i, first, self.levels[first], bracket["index"], new=True)
+        for k in range(1, s + 1):
+            below = rungs[k - 1]
+            if any(r == PENDING for r in below):
+                return None
+            ranked = [i for i in _ranked(below)[:sizes[k]] if i not in rungs[k]]
+            if ranked:
+                rungs[k][ranked[0]] = PENDING
+                return Job(ranked[0], first + k, self.levels[first + k], bracket["index"])
+            if len(rungs[k]) < min(sizes[k], len(_ranked(below))):
+                return None
+        return None
+
+    def _complete(self, bracket: dict[str, Any]) -> bool:
+        return all(r != PENDING for rung in bracket["rungs"] for r in rung.values()) and all(
+            len(bracket["rungs"][k]) >= min(bracket["sizes"][k], len(_ranked(bracket["rungs"][k - 1])))
+            for k in range(1, bracket["s"] + 1)) and len(bracket["rungs"][0]) >= bracket["sizes"][0]
+
+    def next_job(self, new_id: Callable[[], int]) -> Job:
+        for bracket in self.open:
+            job = self._job(bracket, new_id)
+            if job is not None:
+                return job
+        job = self._job(self._new_bracket(), new_id)
+        assert job is not None, "a new bracket always starts a configuration"
+        return job
+
+    def report(self, job: Job, reward: float | None) -> None:
+        for bracket in self.open:
+            if bracket["index"] == job.bracket:
+                rung = bracket["rungs"][job.rung - (len(self.levels) - 1 - bracket["s"])]
+                rung[job.config_id] = reward
+                if self._complete(bracket):
+                    self.open.remove(bracket)
+                return
+        raise ValueError(f"no open bracket {job.bracket} for configuration {job.config_id}")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Open brackets without their running jobs (a resume asks for them again), as plain JSON."""
+        brackets = [{**b, "rungs": [[[i, r] for i, r in rung.items() if r != PENDING] for rung in b["rungs"]]}
+                    for b in self.open]
+        return {"open": brackets, "started": self.started}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.started = int(state["started"])
+        self.open = [{**b, "rungs": [{int(i): r for i, r in rung} for rung in b["rungs"]]} for b in state["open"]]
+
+
+class ASHA:
+    """Asynchronous successive halving (Li et al., 2020, Algorithm 2): a job promotes the best configuration of
+    the highest rung that has one in its top ``1/eta`` not yet promoted, and otherwise starts a new configuration
+    at the lowest rung. No rung waits for another, so ``k`` workers are always busy."""
+
+    def __init__(self, levels: list[float], eta: float) -> None:
+        self.levels, self.eta = list(levels), float(eta)
+        self.rungs: list[dict[int, Any]] = [{} for _ in levels]  # rung -> {config id: reward | PENDING}
+
+    def next_job(self, new_id: Callable[[], int]) -> Job:
+        for k in range(len(self.levels) - 2, -1, -1):
+            ranked = _ranked(self.rungs[k])
+            top = ranked[:math.floor(len([r for r in self.rungs[k].values() if r != PENDING]) / self.eta + 1e-9)]
+            for i in top:
+                if i not in self.rungs[k + 1]:
+                    self.rungs[k + 1][i] = PENDING
+                    return Job(i, k + 1, self.levels[k + 1])
+        i = new_id()
+        self.rungs[0][i] = PENDING
+        return Job(i, 0, self.levels[0], new=True)
+
+    def report(self, job: Job, reward: float | None) -> None:
+        self.rungs[job.rung][job.config_id] = reward
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rungs": [[[i, r] for i, r in rung.items() if r != PENDING] for rung in self.rungs]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rungs = [{int(i): r for i, r in rung} for rung in state["rungs"]]

@@ -1,0 +1,92 @@
+"""Synthetic multi-fidelity functions with known optima and a documented fidelity bias.
+
+The augmented Branin and Hartmann-6 of the multi-fidelity BO literature (as BoTorch's ``AugmentedBranin`` and
+``AugmentedHartmann``; Kandasamy et al., ICML 2017; Wu et al., UAI 2019): a fidelity ``s`` in ``[0, 1]`` shifts
+one coefficient, and ``s = 1`` is the plain function with its known optimum.
+
+- Branin: ``(x2 - (5.1/(4 pi^2) - 0.1 (1 - s)) x1^2 + 5/pi x1 - 6)^2 + 10 (1 - 1/(8 pi)) cos x1 + 10``.
+- Hartmann-6: ``alpha_1 = 1 - 0.1 (1 - s)`` (the others 1.2, 3.0, 3.2).
+
+Here the fidelity is a resource ``r`` in ``[1, max_resource]`` (integer, like epochs) with ``s = r / max_resource``,
+and a configuration is *continued* when promoted, as a training run would be: an evaluation at ``r`` after the
+same configuration reached ``r0`` costs ``r - r0`` units. The value is ``f(x, s)`` (biased below full fidelity);
+``true_value`` is ``f(x, 1)``, what the configuration is worth at full fidelity, so regret measures that.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hpoflow.core.fidelity import Fidelity
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import Float, SearchSpace
+from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.synthetic import _HARTMANN6_A, _HARTMANN6_P
+from hpoflow.tasks.trial_states import TrialStates
+
+BRANIN_OPTIMUM = 0.39788735772973816
+HARTMANN6_OPTIMUM = -3.322368011391339
+
+
+def augmented_branin(x: np.ndarray, s: float) -> float:
+    """Branin with fidelity ``s`` in [0, 1] (``s = 1``: Branin)."""
+    x1, x2 = x
+    b = 5.1 / (4 * math.pi**2) - 0.1 * (1 - s)
+    return float((x2 - b * x1**2 + 5 / math.pi * x1 - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x1) + 10)
+
+
+def augmented_hartmann6(x: np.ndarray, s: float) -> float:
+    """Hartmann-6 with fidelity ``s`` in [0, 1]: the first alpha is ``1 - 0.1 (1 - s)``."""
+    alpha = np.array([1.0 - 0.1 * (1 - s), 1.2, 3.0, 3.2])
+    inner = np.sum(_HARTMANN6_A * (x[None, :] - _HARTMANN6_P) ** 2, axis=1)
+    return float(-np.sum(alpha * np.exp(-inner)))
+
+
+class MultiFidelityFunction(Task):
+    """A closed-form ``f(x, s)`` on a box with a resource fidelity ``r`` (``s = r / max_resource``), minimised."""
+
+    def __init__(self, name: str, fn: Callable[[np.ndarray, float], float], bounds: list[tuple[float, float]],
+                 optimum: float, max_resource: int = 81, min_resource: int = 1, noise_std: float = 0.0,
+                 seed: int = 0) -> None:
+        self.name, self.fn, self.optimum, self.direction = name, fn, optimum, Direction.MINIMIZE
+        self.space = SearchSpace(tuple(Float(f"x{i}", lo, hi) for i, (lo, hi) in enumerate(bounds)))
+        self.fidelity = Fidelity("resource", min_resource, max_resource, integer=True)
+        if noise_std < 0:
+            raise ValueError(f"task.noise_std={noise_std} must be >= 0")
+        self.noise_std = noise_std
+        self._rng = np.random.default_rng(seed + 7919)
+        self.states = TrialStates()  # config id -> the resource it reached (what a promotion continues from)
+
+    def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
+        return self.evaluate_at(config, fidelity=self.fidelity.max, config_id=None, round=round,  # type: ignore[union-attr]
+                                observe=observe)
+
+    def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
+                    observe: bool = True) -> Evaluation:
+        assert self.fidelity is not None
+        r = self.fidelity.check(fidelity)
+        x = np.array([config[n] for n in self.space.names], dtype=float)
+        truth = self.fn(x, 1.0)
+        if not observe:
+            return unobserved(true_value=truth)
+        reached = self.states.get(config_id)
+        start = reached if reached is not None and reached < r else 0
+        value = self.fn(x, r / self.fidelity.max)
+        if self.noise_std > 0:
+            value += self.noise_std * self._rng.standard_normal()
+        self.states.put(config_id, r)
+        return Evaluation(value=value, true_value=truth, cost=float(r - start), fidelity=float(r),
+                          curve=[[float(r), value]])
+
+
+def make_branin_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, **_: object) -> Task:
+    return MultiFidelityFunction("branin_mf", augmented_branin, [(-5.0, 10.0), (0.0, 15.0)], BRANIN_OPTIMUM,
+                                 max_resource, noise_std=noise_std, seed=seed)
+
+
+def make_hartmann6_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, **_: object) -> Task:
+    return MultiFidelityFunction("hartmann6_mf", augmented_hartmann6, [(0.0, 1.0)] * 6, HARTMANN6_OPTIMUM,
+                                 max_resource, noise_std=noise_std, seed=seed)
