@@ -50,11 +50,12 @@ def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict
                   run_id, uri)
 
 
-def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
-             tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1, executor: str = "thread",
-             surrogate: str | dict[str, Any] | None = None, checkpoint: str | Path | None = None,
-             name: str | None = None, optimum: float | None = None, on_error: str = "fail", hardware: str = "auto",
-             progress: bool = False, **settings: Any) -> Result:
+def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int | None = None,
+             seed: int = 0, tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1,
+             executor: str = "thread", surrogate: str | dict[str, Any] | None = None,
+             checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
+             on_error: str = "fail", hardware: str = "auto", progress: bool = False, fidelity: Any = None,
+             cost: float | None = None, **settings: Any) -> Result:
     """Minimise ``fn(config) -> float | Evaluation`` over ``space`` with a registered algorithm.
 
     Args:
@@ -64,7 +65,11 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
         space: a :class:`SearchSpace` or a dict spec, e.g. ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5,
             1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see :func:`hpoflow.core.space.parse_space`).
         algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults.
-        rounds: the evaluation budget.
+        rounds: the evaluation budget (default 30; with ``cost``, no limit but the cost).
+        fidelity: ``(name, min, max)`` (or a :class:`~hpoflow.core.fidelity.Fidelity`): ``fn`` takes the level as
+            the keyword ``name`` (``def train(config, epochs): ...``) and a multi-fidelity algorithm (``hyperband``,
+            ``asha``, ``sha``, ``mf_gp``) chooses it; a float result then costs the level in fidelity units.
+        cost: the budget in cost units (fidelity units with ``fidelity``): the run stops once it is spent.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs (as a CLI run does).
         tracking: None or False (the default: nothing logged), True (the CLI's store, ``outputs/mlflow.db``), an
             MLflow store URI (``"sqlite:///runs.db"``; artifacts go beside the database), or tracking settings
@@ -92,31 +97,58 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
         ObjectiveError: ``fn`` failed under ``on_error="fail"`` (a tracked run is FAILED, every round logged).
     """
     return _optimize(fn, space, Direction.MINIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
-                     optimum, on_error, hardware, progress, settings, workers, executor)
+                     optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost)
 
 
-def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
-             tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1, executor: str = "thread",
-             surrogate: str | dict[str, Any] | None = None, checkpoint: str | Path | None = None,
-             name: str | None = None, optimum: float | None = None, on_error: str = "fail", hardware: str = "auto",
-             progress: bool = False, **settings: Any) -> Result:
+def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int | None = None,
+             seed: int = 0, tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1,
+             executor: str = "thread", surrogate: str | dict[str, Any] | None = None,
+             checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
+             on_error: str = "fail", hardware: str = "auto", progress: bool = False, fidelity: Any = None,
+             cost: float | None = None, **settings: Any) -> Result:
     """Maximise ``fn(config)``; otherwise exactly :func:`minimize` (``best_value`` is the largest value seen)."""
     return _optimize(fn, space, Direction.MAXIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
-                     optimum, on_error, hardware, progress, settings, workers, executor)
+                     optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost)
 
 
-def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Direction, algo: str, rounds: int,
-              seed: int, tracking: Any, surrogate: Any, checkpoint: str | Path | None, name: str | None,
-              optimum: float | None, on_error: str, hardware: str, progress: bool, settings: dict[str, Any],
-              workers: int = 1, executor: str = "thread") -> Result:
+ROUNDS = 30  # the default evaluation budget
+ROUNDS_UNDER_COST = 1_000_000  # no practical limit: a run given a cost budget stops when the cost is spent
+
+
+def budget_rounds(rounds: int | None, cost: float | None) -> int:
+    """``rounds``, or its default: 30 evaluations, or no practical limit when a ``cost`` budget is given."""
+    if rounds is not None:
+        return rounds
+    return ROUNDS if cost is None else ROUNDS_UNDER_COST
+
+
+def function_task(fn: Objective | None, space: SearchSpace | dict[str, Any], direction: Direction,
+                  name: str | None, optimum: float | None, fidelity: Any) -> FunctionTask:
+    """The caller's function (or a Study's caller) as a task; a bad fidelity spec or an objective without its
+    keyword is one ConfigError."""
+    from hpoflow.core.fidelity import parse_fidelity
+
+    try:
+        return FunctionTask(parse_space(space), fn, direction, name, optimum, parse_fidelity(fidelity))
+    except (TypeError, ValueError) as exc:
+        if type(exc).__name__ == "SpaceError":
+            raise
+        raise ConfigError(str(exc)) from None
+
+
+def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Direction, algo: str,
+              rounds: int | None, seed: int, tracking: Any, surrogate: Any, checkpoint: str | Path | None,
+              name: str | None, optimum: float | None, on_error: str, hardware: str, progress: bool,
+              settings: dict[str, Any], workers: int = 1, executor: str = "thread", fidelity: Any = None,
+              cost: float | None = None) -> Result:
     from hpoflow.runner.build import execute
 
     if not callable(fn):
         raise ConfigError(f"fn={fn!r} must be callable as fn(config) -> float")
-    task = FunctionTask(parse_space(space), fn, direction, name, optimum)
-    s = library_settings(algo, task.description(), seed=seed, rounds=rounds, tracking=tracking, surrogate=surrogate,
-                         hardware=hardware, on_error=on_error, algo_settings=settings, workers=workers,
-                         executor=executor)
+    task = function_task(fn, space, direction, name, optimum, fidelity)
+    s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost), tracking=tracking,
+                         surrogate=surrogate, hardware=hardware, on_error=on_error, algo_settings=settings,
+                         workers=workers, executor=executor, cost=cost)
     run, finished = open_library_run(s, task, checkpoint)
     if finished is not None:
         return finished

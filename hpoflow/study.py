@@ -7,6 +7,7 @@ pending at once (8 GPUs, a cluster): ``ask()`` again before telling, tell in any
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +15,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from hpoflow.algorithms.base import AskTellAlgorithm
-from hpoflow.api import Result, open_library_run, result_of
+from hpoflow.algorithms.schedulers import RungStopper
+from hpoflow.api import Result, budget_rounds, function_task, open_library_run, result_of
 from hpoflow.config.compose import library_settings
 from hpoflow.config.settings import ConfigError
+from hpoflow.core.fidelity import rung_levels
 from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion, as_evaluation
-from hpoflow.core.space import SearchSpace, parse_space
+from hpoflow.core.space import SearchSpace
 from hpoflow.runner.loop import outcome_of
 from hpoflow.tasks.function import FunctionTask
 
@@ -32,12 +35,45 @@ class StudyClosed(RuntimeError):
 
 @dataclass(frozen=True)
 class Trial:
-    """One suggestion: evaluate ``config`` (unless ``observe`` is False), then ``Study.tell`` it."""
+    """One suggestion: evaluate ``config`` (unless ``observe`` is False), then ``Study.tell`` it.
+
+    In a study with a fidelity: train to ``fidelity`` (a multi-fidelity algorithm's level; the full one
+    otherwise), and while training ``report(step, value)`` each step and stop once ``should_stop()`` says so
+    (the study's pruner: ASHA's rule at the rung levels). ``config_id`` is the configuration's id across a
+    multi-fidelity algorithm's promotions: keep your model's state under it to continue instead of retraining.
+    """
 
     number: int                # the trial's ask order, 1-based (its round when trials are told in ask order)
     config: dict[str, Any]
     observe: bool = True       # False: a costly-feedback rule chose not to pay for this round; tell it no value
     suggestion: Suggestion | None = field(default=None, repr=False, compare=False)
+    fidelity: float | None = None  # the level to train to (a study with a fidelity)
+    config_id: int | None = None   # the configuration across promotions (multi-fidelity algorithms)
+    reports: list[list[float]] = field(default_factory=list, repr=False, compare=False)  # [[step, value], ...]
+    stopper: Any = field(default=None, repr=False, compare=False)  # the study's pruner (RungStopper) or None
+    direction_sign: float = field(default=-1.0, repr=False, compare=False)
+
+    def report(self, step: float, value: float) -> None:
+        """An intermediate value at ``step`` (an epoch, a boosting round): the trial's learning curve.
+
+        Raises:
+            ValueError: the study has no fidelity, ``step`` does not increase, or ``value`` is not a number.
+        """
+        if self.fidelity is None:
+            raise ValueError("report(step, value) needs a study with a fidelity: Study(..., fidelity=(name, min, max))")
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step):
+            raise ValueError(f"report(step={step!r}): the step must be a finite number")
+        if self.reports and step <= self.reports[-1][0]:
+            raise ValueError(f"report(step={step!r}): steps must increase (the last was {self.reports[-1][0]})")
+        v = as_evaluation(value).value
+        self.reports.append([float(step), v])
+        if self.stopper is not None and not self.__dict__.get("_stop", False):
+            reward = self.direction_sign * v if math.isfinite(v) else -math.inf
+            object.__setattr__(self, "_stop", self.stopper.report(self.number, float(step), reward))
+
+    def should_stop(self) -> bool:
+        """The pruner's verdict after the last ``report``: stop training this trial and ``tell`` it."""
+        return bool(self.__dict__.get("_stop", False))
 
 
 class Study:
@@ -60,7 +96,14 @@ class Study:
     Args:
         space: a :class:`SearchSpace` or a dict spec (see :func:`hpoflow.minimize`).
         algo: a registered ask/tell algorithm at its ``conf/algo`` defaults; ``**settings`` override them.
-        rounds: the budget: the study ends (FINISHED) after this many tells.
+        rounds: the budget: the study ends (FINISHED) after this many tells (default 30; with ``cost``, no limit
+            but the cost).
+        fidelity: ``(name, min, max)``: trials are trained to ``trial.fidelity`` (a multi-fidelity algorithm such as
+            ``hyperband`` or ``asha`` chooses it; otherwise the full level) and may ``report(step, value)`` and stop
+            at ``should_stop()``; a told trial costs the steps it reached (its last report).
+        cost: the budget in cost units (fidelity units with ``fidelity``).
+        prune: ``asha`` (the default with a fidelity, unless the algorithm chooses fidelities itself): at each rung
+            level (min * 3^k) a reporting trial goes on only while it is in the top third of the rung; ``none``.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs.
         tracking: None, an MLflow store URI, or tracking settings (see :func:`hpoflow.minimize`).
         checkpoint: a file for the study's state after every tell. A new Study with the same arguments and an
@@ -79,26 +122,51 @@ class Study:
         SpaceError: a bad space spec.
     """
 
-    def __init__(self, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int = 30, seed: int = 0,
-                 tracking: str | dict[str, Any] | None = None, *, checkpoint: str | Path | None = None,
+    def __init__(self, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int | None = None,
+                 seed: int = 0, tracking: str | dict[str, Any] | None = None, *, checkpoint: str | Path | None = None,
                  direction: str = "minimize", name: str | None = None, optimum: float | None = None,
                  surrogate: str | dict[str, Any] | None = None, on_error: str = "skip", hardware: str = "auto",
+                 fidelity: Any = None, cost: float | None = None, prune: str | None = None,
                  **settings: Any) -> None:
         try:
             goal = Direction(direction)
         except ValueError:
             raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
-        task = FunctionTask(parse_space(space), None, goal, name or "study", optimum)
-        s = library_settings(algo, task.description(), seed=seed, rounds=rounds, tracking=tracking,
-                             surrogate=surrogate, hardware=hardware, on_error=on_error, algo_settings=settings)
+        task = function_task(None, space, goal, name or "study", optimum, fidelity)
+        s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost),
+                             tracking=tracking, surrogate=surrogate, hardware=hardware, on_error=on_error,
+                             algo_settings=settings, cost=cost)
+        self._stopper = self._pruner(prune, task, algo)
         self._run, self._finished = open_library_run(s, task, checkpoint)
         self._trials: dict[int, Trial] = {}  # pending: number -> Trial
+        if self._stopper is not None and self._run is not None:  # a resumed study: the rungs of its told trials
+            for record in self._run.loop.state.records:
+                for step, value in record.curve:
+                    if record.config_id is not None:
+                        self._stopper.report(record.config_id, step, goal.sign * value)
         if self._run is not None:
             if not isinstance(self._run.loop.algorithm, AskTellAlgorithm):
                 self._run.loop.abort(RunStatus.FAILED, f"algo={algo} has no ask/tell")
                 raise ConfigError(f"algo={algo} is a gradient method that runs its own task (step); a Study needs "
                                   "an ask/tell algorithm")
             atexit.register(self._exit_open)
+
+    @staticmethod
+    def _pruner(prune: str | None, task: FunctionTask, algo: str) -> RungStopper | None:
+        """The stopping rule ``should_stop`` applies: ``asha`` (the default with a fidelity and an algorithm that
+        does not choose fidelities itself) or ``none``."""
+        from hpoflow.algorithms.multi_fidelity_config import SCHEDULERS
+
+        if prune not in (None, "asha", "none"):
+            raise ConfigError(f"prune={prune!r} is unknown; allowed: asha, none")
+        multi_fidelity_algo = algo in (*SCHEDULERS, "mf_gp")
+        if task.fidelity is None:
+            if prune == "asha":
+                raise ConfigError("prune='asha' needs a study with a fidelity: fidelity=(name, min, max)")
+            return None
+        if prune == "none" or (prune is None and multi_fidelity_algo):
+            return None
+        return RungStopper(rung_levels(task.fidelity, 3.0), 3.0)
 
     # -- ask / tell ---------------------------------------------------------------------------------
     @property
@@ -132,7 +200,13 @@ class Study:
             raise RuntimeError(f"every round of the budget is asked: tell the pending trials ({numbers}) first "
                                "(tell(trial, failed='...') if one could not be evaluated)")
         s = loop.ask()
-        trial = Trial(loop.trial_number(s), dict(s.config), s.observe, s)
+        number = loop.trial_number(s)
+        fidelity = loop.task.fidelity
+        level = None if fidelity is None else (s.fidelity if s.fidelity is not None else fidelity.max)
+        if fidelity is not None and s.config_id is None:  # a full-fidelity algorithm: the trial is its own id
+            s.config_id = number
+        trial = Trial(number, dict(s.config), s.observe, s, level, s.config_id, stopper=self._stopper,
+                      direction_sign=loop.task.direction.sign)
         self._trials[trial.number] = trial
         return trial
 
@@ -163,15 +237,32 @@ class Study:
             outcome: Evaluation | Failure = Failure(str(failed))
         elif not trial.observe:
             outcome = Evaluation(value=math.nan, cost=0.0) if value is None else as_evaluation(value)
-        elif value is None:
+        elif value is None and not trial.reports:
             raise ValueError(f"tell(trial {trial.number}, value) needs a value, or failed='...'")
         else:
-            outcome = outcome_of(as_evaluation(value), trial.config, True)
+            outcome = outcome_of(self._evaluation(trial, value), trial.config, True)
         del self._trials[trial.number]
         record = self._run.loop.tell(s, outcome)
         if self._run.loop.done:
             self.finish()
         return record
+
+    @staticmethod
+    def _evaluation(trial: Trial, value: Any) -> Evaluation:
+        """What ``tell`` records: the value (default: the last reported one); with reports, the learning curve,
+        the level reached as the fidelity, and the steps trained as the cost (unless an Evaluation says its own)."""
+        if not trial.reports:
+            ev = as_evaluation(value)
+            if trial.fidelity is not None and not isinstance(value, Evaluation):
+                ev = dataclasses.replace(ev, fidelity=trial.fidelity, cost=float(trial.fidelity),
+                                         curve=[[float(trial.fidelity), ev.value]])
+            return ev
+        ev = as_evaluation(trial.reports[-1][1] if value is None else value)
+        reached = trial.reports[-1][0]
+        if isinstance(value, Evaluation):
+            return dataclasses.replace(ev, fidelity=ev.fidelity if ev.fidelity is not None else reached,
+                                       curve=ev.curve or [list(p) for p in trial.reports])
+        return dataclasses.replace(ev, fidelity=reached, cost=reached, curve=[list(p) for p in trial.reports])
 
     # -- results and ending -------------------------------------------------------------------------
     @property

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["ASHA", "Job", "Scheduler", "SyncHyperband", "bracket_sizes"]
+__all__ = ["ASHA", "Job", "RungStopper", "Scheduler", "SyncHyperband", "bracket_sizes"]
 
 
 @dataclass
@@ -176,3 +176,28 @@ class ASHA:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.rungs = [{int(i): r for i, r in rung} for rung in state["rungs"]]
+
+
+class RungStopper:
+    """ASHA's stopping rule for a training loop that reports as it goes (``Trial.report`` / ``should_stop``): when
+    a trial reaches a rung level, its reward joins that rung's; it goes on only while it is among the best
+    ``max(1, n // eta)`` of the ``n`` rewards recorded at the rung so far (itself included). This is Optuna's
+    ``SuccessiveHalvingPruner`` rule and Syne Tune's stopping-type ASHA; no trial is stopped at the top rung.
+    """
+
+    def __init__(self, levels: list[float], eta: float) -> None:
+        self.levels, self.eta = list(levels), float(eta)
+        self.rungs: list[dict[int, float]] = [{} for _ in levels]  # rung -> {trial: reward at that rung}
+
+    def report(self, trial: int, step: float, reward: float) -> bool:
+        """Record ``reward`` of ``trial`` at ``step``; True when the trial should stop now."""
+        stop = False
+        for k, level in enumerate(self.levels[:-1]):
+            if step >= level and trial not in self.rungs[k]:
+                if not math.isfinite(reward):
+                    return True
+                self.rungs[k][trial] = reward
+                ranked = sorted(self.rungs[k].values(), reverse=True)
+                keep = max(1, math.floor(len(ranked) / self.eta + 1e-9))
+                stop = stop or reward < ranked[keep - 1]
+        return stop

@@ -153,7 +153,7 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
                      tracking: str | dict[str, Any] | bool | None = None, surrogate: str | dict[str, Any] | None = None,
                      hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
                      algo_settings: dict[str, Any] | None = None, workers: int = 1,
-                     executor: str = "thread") -> Settings:
+                     executor: str = "thread", cost: float | None = None) -> Settings:
     """Validated Settings for a library run: the CLI's config for these choices, ``task`` the caller's own.
 
     Args:
@@ -164,6 +164,7 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
         surrogate: a surrogate name, or ``{"name": ..., <setting>: ...}``; default: the algorithm's.
         algo_settings: the algorithm's settings (nested settings as dicts).
         workers, executor: ``budget.workers`` (trials evaluated at once) and ``budget.executor``.
+        cost: ``budget.cost`` (None: no cost budget).
 
     Raises:
         ConfigError: the CLI's one-line message for the first bad name, key or value.
@@ -190,7 +191,8 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
     if isinstance(tracking, (str, dict)):
         items += settings_items("tracking", {"uri": tracking} if isinstance(tracking, str) else dict(tracking))
     items += [("on_error", on_error), ("progress", False), ("seed", seed), ("budget.rounds", rounds),
-              ("budget.workers", workers), ("checkpoint_every", checkpoint_every), ("budget.executor", executor)]
+              ("budget.workers", workers), ("checkpoint_every", checkpoint_every), ("budget.executor", executor),
+              ("budget.cost", cost)]
     for key, value in items:
         write(cfg, key, value)
     raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
