@@ -1,0 +1,34 @@
+"""Multi-fidelity runs through the real CLI, read back with MLflow's client: learning curves per configuration,
+cost in fidelity units, and the one-line refusal of a task without a fidelity."""
+from __future__ import annotations
+
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import mlflow_runs
+
+
+def test_asha_run_logs_learning_curves_and_stops_at_the_cost_budget(run_cli, store):
+    run_cli("algo=asha", "task=branin_mf", "task.max_resource=27", "budget.rounds=1000", "budget.cost=150",
+            "budget.workers=2", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "branin_mf")
+    assert run.info.status == "FINISHED"
+    client = MlflowClient(tracking_uri=store)
+    cost = client.get_metric_history(run.info.run_id, "query_cost")
+    over = [m for m in cost if m.value >= 150]
+    assert 1 <= len(over) <= 3  # no trial starts once 150 units are spent; those running (2, one asked ahead) end
+    fidelity = client.get_metric_history(run.info.run_id, "fidelity")
+    assert {m.value for m in fidelity} <= {1, 3, 9, 27} and len(fidelity) == len(cost)
+    curves = [k for k in run.data.metrics if k.startswith("lc/config_")]
+    assert "lc/config_0001" in curves and len(curves) >= 10
+    promoted = [k for k in curves if len(client.get_metric_history(run.info.run_id, k)) > 1]
+    assert promoted  # a promoted configuration's curve goes on at higher steps, each step once
+    for key in promoted:
+        steps = [m.step for m in client.get_metric_history(run.info.run_id, key)]
+        assert len(steps) == len(set(steps))
+
+
+def test_a_multi_fidelity_algorithm_on_a_task_without_fidelity_is_one_line(run_cli):
+    proc = run_cli("algo=hyperband", "task=branin", "budget.rounds=5", "tracking=off", check=False)
+    assert proc.returncode == 2
+    assert "needs a task with a fidelity" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
