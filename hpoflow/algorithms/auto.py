@@ -39,7 +39,13 @@ def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
         from hpoflow.algorithms.random_search import RandomSearch
 
         return RandomSearch(RandomConfig(**choice.settings), ctx)
-    raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, cobyqa, random")
+    if choice.algo == "mf_gp":
+        from hpoflow.algorithms.multi_fidelity import MultiFidelity
+        from hpoflow.algorithms.multi_fidelity_config import MultiFidelityConfig
+
+        return MultiFidelity(MultiFidelityConfig(**{"name": "mf_gp", **choice.settings}), ctx)
+    raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, cobyqa, random, "
+                     "mf_gp")
 
 
 class Auto(AskTellAlgorithm):
@@ -55,7 +61,8 @@ class Auto(AskTellAlgorithm):
         super().__init__(ctx.task)
         self.config = config
         self.choice = decide(profile(ctx.task.space), ctx.rounds, finite=ctx.task.candidates is not None,
-                             workers=ctx.workers)
+                             workers=ctx.workers, fidelity=ctx.task.fidelity is not None,
+                             cost_budget=ctx.cost is not None)
         self.delegate = build_choice(self.choice, ctx)
 
     def run_tags(self) -> dict[str, str]:

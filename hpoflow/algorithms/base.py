@@ -25,9 +25,10 @@ class BuildContext:
 
     def __init__(self, task: Task, rounds: int, seed: int = 0, dtype: torch.dtype | None = None,
                  device: torch.device | None = None, surrogate: Callable[[int], Any] | None = None,
-                 hardware: Any = None, workers: int = 1) -> None:
+                 hardware: Any = None, workers: int = 1, cost: float | None = None) -> None:
         self.task, self.rounds, self.seed, self.surrogate = task, rounds, seed, surrogate  # surrogate: dim -> model
         self.workers = workers  # trials evaluated at once (budget.workers): algo=auto picks one with a pending rule
+        self.cost = cost  # budget.cost (None: none): algo=auto picks a multi-fidelity method under a cost budget
         self._dtype, self._device, self.hardware = dtype, device, hardware
 
     @property

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 __all__ = ["EXECUTORS", "Budget"]
 
-EXECUTORS = ("thread", "process", "ray")  # where budget.workers > 1 evaluate their trials
+EXECUTORS = ("thread", "process", "ray", "simulated")  # where budget.workers > 1 evaluate their trials
+# simulated: k workers replayed on one thread in simulated time (hpoflow.runner.simulated)
 
 
 @dataclass
@@ -25,7 +26,8 @@ class Budget:
     rounds: int = 30
     cost: float | None = None  # stop once cumulative query cost reaches this
     workers: int = 1           # trials evaluated at once; a new one starts as soon as one ends (asynchronous)
-    executor: str = "thread"   # thread | process | ray: where the workers run (process: the task must pickle)
+    executor: str = "thread"   # thread | process | ray | simulated: where the workers run (process: the task must
+    # pickle; simulated: in simulated time, each evaluation taking its 'elapsed' metric or its cost)
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:

@@ -138,7 +138,7 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
         surrogate = partial(_surrogate_on, s.surrogate_entry, s.surrogate, resolved)
     ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved,
-                       workers=s.budget.workers)
+                       workers=s.budget.workers, cost=s.budget.cost)
     try:
         algorithm = build_algorithm(s, ctx)
     except (ValueError, TypeError) as exc:
@@ -156,6 +156,10 @@ def execute(run: OpenRun, progress: bool = True) -> RunResult:
 
     with RunProgress(run.loop.budget.rounds, run.label, enabled=progress) as bar:
         run.loop.on_round = bar
+        if run.loop.budget.executor == "simulated":
+            from hpoflow.runner.simulated import drive_simulated
+
+            return drive_simulated(run.loop, run.loop.budget.workers)
         if run.loop.budget.workers > 1:
             from hpoflow.runner.workers import drive_parallel
 

@@ -102,8 +102,11 @@ class MultiFidelityFunctionConfig:
     name: str = "branin_mf"
     max_resource: int = 81  # the full fidelity (s = r / max_resource); 81 = 3^4: five rungs at eta = 3
     noise_std: float = 0.0
+    sleep_per_unit: float = 0.0  # seconds slept per fidelity unit trained (a training run's time, for k workers)
 
     def __post_init__(self) -> None:
+        if isinstance(self.sleep_per_unit, bool) or not self.sleep_per_unit >= 0:
+            raise ValueError(f"task.sleep_per_unit={self.sleep_per_unit!r} must be >= 0")
         if isinstance(self.max_resource, bool) or not isinstance(self.max_resource, int) or self.max_resource < 1:
             raise ValueError(f"task.max_resource={self.max_resource!r} must be a positive integer")
         if self.noise_std < 0:

@@ -15,6 +15,7 @@ same configuration reached ``r0`` costs ``r - r0`` units. The value is ``f(x, s)
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,13 +51,13 @@ class MultiFidelityFunction(Task):
 
     def __init__(self, name: str, fn: Callable[[np.ndarray, float], float], bounds: list[tuple[float, float]],
                  optimum: float, max_resource: int = 81, min_resource: int = 1, noise_std: float = 0.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, sleep_per_unit: float = 0.0) -> None:
         self.name, self.fn, self.optimum, self.direction = name, fn, optimum, Direction.MINIMIZE
         self.space = SearchSpace(tuple(Float(f"x{i}", lo, hi) for i, (lo, hi) in enumerate(bounds)))
         self.fidelity = Fidelity("resource", min_resource, max_resource, integer=True)
         if noise_std < 0:
             raise ValueError(f"task.noise_std={noise_std} must be >= 0")
-        self.noise_std = noise_std
+        self.noise_std, self.sleep_per_unit = noise_std, sleep_per_unit
         self._rng = np.random.default_rng(seed + 7919)
         self.states = TrialStates()  # config id -> the resource it reached (what a promotion continues from)
 
@@ -78,15 +79,19 @@ class MultiFidelityFunction(Task):
         if self.noise_std > 0:
             value += self.noise_std * self._rng.standard_normal()
         self.states.put(config_id, r)
+        if self.sleep_per_unit > 0:  # a training run's wall time, for benchmarks of k workers
+            time.sleep((r - start) * self.sleep_per_unit)
         return Evaluation(value=value, true_value=truth, cost=float(r - start), fidelity=float(r),
                           curve=[[float(r), value]])
 
 
-def make_branin_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, **_: object) -> Task:
+def make_branin_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, sleep_per_unit: float = 0.0,
+                   **_: object) -> Task:
     return MultiFidelityFunction("branin_mf", augmented_branin, [(-5.0, 10.0), (0.0, 15.0)], BRANIN_OPTIMUM,
-                                 max_resource, noise_std=noise_std, seed=seed)
+                                 max_resource, noise_std=noise_std, seed=seed, sleep_per_unit=sleep_per_unit)
 
 
-def make_hartmann6_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, **_: object) -> Task:
+def make_hartmann6_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, sleep_per_unit: float = 0.0,
+                      **_: object) -> Task:
     return MultiFidelityFunction("hartmann6_mf", augmented_hartmann6, [(0.0, 1.0)] * 6, HARTMANN6_OPTIMUM,
-                                 max_resource, noise_std=noise_std, seed=seed)
+                                 max_resource, noise_std=noise_std, seed=seed, sleep_per_unit=sleep_per_unit)
