@@ -40,6 +40,7 @@ class Entry:
             its YAML defaults on each). Empty: any black-box task (tested on ``branin`` and ``breast_cancer``).
         requires: top-level modules the component imports that are not core dependencies.
         extra: the optional extra of hpoflow that installs ``requires`` (named in the error when one is missing).
+        install: the command to name instead, for a library no extra can hold (e.g. one whose pins clash).
         surrogate: algorithms only: the surrogate option its generated YAML file selects (``surrogate=...`` still
             wins); empty: the config's default surrogate. A plug-in selects its surrogate in its own YAML file.
     """
@@ -55,6 +56,7 @@ class Entry:
     requires: tuple[str, ...] = ()
     extra: str = ""
     surrogate: str = ""
+    install: str = ""
 
     def missing(self) -> str | None:
         """The first module of ``requires`` that cannot be imported, or None (a spec look-up, no import)."""
@@ -71,7 +73,7 @@ class Entry:
         module = self.missing()
         if module is not None:
             group = GROUP_OF_KIND[self.kind]
-            hint = f"pip install 'hpoflow[{self.extra}]'" if self.extra else f"pip install {module}"
+            hint = self.install or (f"pip install 'hpoflow[{self.extra}]'" if self.extra else f"pip install {module}")
             raise MissingExtraError(f"{group}={self.name} needs '{module}', which is not installed; run: {hint}")
 
     def load(self) -> Callable[..., Any]:
@@ -87,14 +89,14 @@ class Entry:
 
 def entry(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "", *,
           smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), requires: tuple[str, ...] = (),
-          extra: str = "", surrogate: str = "", **defaults: Any) -> Entry:
+          extra: str = "", surrogate: str = "", install: str = "", **defaults: Any) -> Entry:
     """An :class:`Entry`; ``defaults`` override the config dataclass's defaults for this name only."""
     if kind not in KINDS:
         raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
     if surrogate and kind != "algorithm":
         raise ValueError(f"{GROUP_OF_KIND[kind]}={name}: only an algorithm selects a surrogate")
     return Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke), tuple(tasks),
-                 tuple(requires), extra, surrogate)
+                 tuple(requires), extra, surrogate, install)
 
 
 def algorithm(name: str, target: str | Callable[..., Any], config: type, description: str = "",

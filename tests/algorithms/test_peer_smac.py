@@ -12,7 +12,7 @@ from ConfigSpace import Integer as CSInteger  # noqa: E402
 from smac.runhistory.enumerations import StatusType  # noqa: E402
 
 from hpoflow.algorithms.base import BuildContext  # noqa: E402
-from hpoflow.algorithms.peers.smac_hpo import configuration_space, to_config  # noqa: E402
+from hpoflow.algorithms.peers.configspace import configuration_space, to_config  # noqa: E402
 from hpoflow.config import registry  # noqa: E402
 from hpoflow.config.settings import ConfigError, validate  # noqa: E402
 from hpoflow.core.records import Direction, Evaluation, OnError  # noqa: E402

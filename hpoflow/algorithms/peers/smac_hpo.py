@@ -16,10 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ConfigSpace import Categorical as CSCategorical
-from ConfigSpace import Configuration, ConfigurationSpace
-from ConfigSpace import Float as CSFloat
-from ConfigSpace import Integer as CSInteger
+from ConfigSpace import Configuration
 from smac import BlackBoxFacade, HyperparameterOptimizationFacade, Scenario
 from smac.runhistory.dataclasses import TrialInfo, TrialValue
 from smac.runhistory.enumerations import StatusType
@@ -27,34 +24,12 @@ from smac.runhistory.enumerations import StatusType
 from hpoflow.algorithms.base import BuildContext
 from hpoflow.algorithms.peers.base import PeerAlgorithm
 from hpoflow.algorithms.peers.configs import SMACConfig
+from hpoflow.algorithms.peers.configspace import configuration_space, to_config
 from hpoflow.core.records import Evaluation, Failure, Suggestion
-from hpoflow.core.space import Float, Int, SearchSpace
 
 FACADES: dict[str, type[HyperparameterOptimizationFacade] | type[BlackBoxFacade]] = {
     "hpo": HyperparameterOptimizationFacade, "blackbox": BlackBoxFacade}
 QUIET = 40  # SMAC's logging level: errors only (it logs every incumbent change at INFO)
-
-
-def configuration_space(space: SearchSpace, seed: int) -> ConfigurationSpace:
-    """ConfigSpace's hyperparameter for every parameter, in the space's order, seeded from ``seed``."""
-    cs = ConfigurationSpace(seed=seed)
-    for p in space.parameters:
-        if isinstance(p, Float):
-            cs.add(CSFloat(p.name, (p.low, p.high), log=p.log))
-        elif isinstance(p, Int):
-            cs.add(CSInteger(p.name, (p.low, p.high), log=p.log))
-        else:
-            cs.add(CSCategorical(p.name, list(range(p.cardinality))))
-    return cs
-
-
-def to_config(space: SearchSpace, configuration: Configuration) -> dict[str, Any]:
-    """A SMAC configuration as hpoflow's config dict (categorical positions back to their choices)."""
-    out: dict[str, Any] = {}
-    for p in space.parameters:
-        v = configuration[p.name]
-        out[p.name] = v if isinstance(p, (Float, Int)) else p.choices[int(v)]
-    return out
 
 
 class SMACOptimizer(PeerAlgorithm):
