@@ -263,12 +263,16 @@ def at_fractions(cr: CostRuns, fractions: tuple[float, ...] = FRACTIONS) -> list
     for frac in fractions:
         at = table[np.isclose(table["fraction"], frac)]
         mean = at.groupby("algo")["nr"].mean()
-        try:
-            cd: st.CDResult | None = st.critical_difference(at)
-            problem = ""
-        except st.ReportError as exc:
-            cd, problem = None, str(exc)
-        ranks = cd.mean_ranks if cd is not None else st.block_ranks(at).mean(axis=0)
+        ranked = st.block_ranks(at)
+        cd: st.CDResult | None = None
+        if len(ranked) and np.all(ranked.to_numpy() == ranked.to_numpy()[:, :1]):
+            problem = "every (task, seed) block is a tie"     # e.g. no method has a value yet: all at 1
+        else:
+            try:
+                cd, problem = st.critical_difference(at), ""
+            except st.ReportError as exc:
+                problem = str(exc)
+        ranks = cd.mean_ranks if cd is not None else ranked.mean(axis=0)
         out.append(AtFraction(frac, mean, ranks, cd, problem))
     return out
 

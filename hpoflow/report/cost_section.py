@@ -48,6 +48,10 @@ def _g(v: float) -> str:
     return "n/a" if not np.isfinite(v) else f"{v:.3g}"
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
 def _md(frame: pd.DataFrame) -> str:
     return to_markdown([Table(frame)], "").split("\n", 2)[2].strip()
 
@@ -157,7 +161,7 @@ def cost_section(data: StudyData, settings: cp.CostSettings, out: Path) -> CostS
         "Each run as a step function of its cumulative query cost (fidelity units on a multi-fidelity task, one "
         "per evaluation elsewhere): its normalised regret (best so far − f*) / (worst initial value − f*) after "
         "the last round whose cost is within a fraction of the task's budget (1 before its first counted value; "
-        "a failed run is 1 after its last round). " + INCUMBENT_TEXT[cr.incumbent].capitalize() + "."),
+        "a failed run is 1 after its last round). " + _sentence(INCUMBENT_TEXT[cr.incumbent])),
         Table(scales_table(cr)), Text("Budget: the study's budget.cost where set, else the largest cost any run of "
                                       "the task reached; f*: the known optimum, else the best value any run found; "
                                       "the range's other end: the worst of the runs' first counted values.",
