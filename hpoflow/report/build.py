@@ -13,6 +13,8 @@ import pandas as pd
 
 from hpoflow.report import statistics as st
 from hpoflow.report.aggregate import summarise
+from hpoflow.report.compute import CostSettings, wanted
+from hpoflow.report.cost_section import cost_section
 from hpoflow.report.figures import plot_anytime, plot_cd, plot_profiles, plot_task
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_html, to_markdown
 from hpoflow.report.loading import StudyData, best_config, to_run_curves
@@ -45,6 +47,7 @@ class Built:
     figures: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     text: str = ""          # the tables as printed
+    extra: list[Path] = field(default_factory=list)   # other files written (cost_summary.csv)
 
 
 def _table_md(frame: pd.DataFrame) -> str:
@@ -173,6 +176,23 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
     return figures
 
 
+def _against_compute(data: StudyData, settings: CostSettings, out: Path, blocks: list[Block], printed: list[str],
+                     warnings: list[str], figures: list[Path]) -> list[Path]:
+    """The comparison against cost (:mod:`hpoflow.report.cost_section`) when ``settings`` asks for it."""
+    if not wanted(data, settings):
+        return []
+    try:
+        sec = cost_section(data, settings, out)
+    except st.ReportError as exc:
+        warnings.append(f"Warning: no comparison against compute: {exc}")
+        return []
+    warnings += sec.warnings
+    blocks += sec.blocks
+    printed += sec.printed
+    figures += sec.figures
+    return [sec.csv] if sec.csv else []
+
+
 def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool
               ) -> tuple[list[Path], dict]:
     finished = StudyData(data.runs[data.runs["status"] == "FINISHED"], data.curves, data.parents, data.uri)
@@ -223,8 +243,9 @@ def write_summary_csv(path: Path, summaries: dict, norm: st.Normalised | None) -
     return path
 
 
-def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
-    """Write report.html, report.md, summary.csv and the figures into ``out``.
+def build(data: StudyData, out: Path, *, best_configs: bool = True, cost: CostSettings | None = None) -> Built:
+    """Write report.html, report.md, summary.csv and the figures into ``out``; with ``cost`` (and runs that
+    logged a fidelity or set budget.cost, or ``report.x=cost``) also the "Against compute" section.
 
     Raises:
         st.ReportError: nothing selected, or input the statistics cannot honestly summarise.
@@ -237,6 +258,7 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
     printed: list[str] = []
     figures = _cross_task(norm, out, blocks, printed)
     figures += _data_profiles(norm, data.runs, out, blocks, printed)
+    extra = _against_compute(data, cost or CostSettings(), out, blocks, printed, norm.warnings, figures)
     more, summaries = _per_task(data, out, blocks, printed, best_configs)
     blocks += [Heading("Study"), Text(f"{len(data.runs)} runs; git commit(s): {', '.join(commits) or 'unknown'}."
                                       + (f" Study parent run: {data.study_parent()}." if data.study_parent() else "")),
@@ -248,4 +270,4 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True) -> Built:
     html_path.write_text(mask_secrets(to_html(blocks, TITLE)))  # the selection names the store's URI
     md_path.write_text(mask_secrets(to_markdown(blocks, TITLE)))
     csv_path = write_summary_csv(out / "summary.csv", summaries, norm)
-    return Built(html_path, md_path, csv_path, figures + more, list(norm.warnings), "\n".join(printed))
+    return Built(html_path, md_path, csv_path, figures + more, list(norm.warnings), "\n".join(printed), extra)

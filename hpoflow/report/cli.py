@@ -13,6 +13,13 @@ Keys (``key=value``, as in the main CLI):
     report.log_to_mlflow  auto (default): log the report as artifacts of the selection's study parent run when
                           there is one (and no report.tags); true: also without one, into a new summary run;
                           false: never
+    report.x              auto (default): also compare methods against compute (anytime normalised regret over
+                          the fraction of the cost budget, ranks, area, cost to a target, data profile over cost)
+                          when runs logged a fidelity or set budget.cost; cost: always; round: never
+    report.fractions      fractions of the budget for the table and ranks (default: 1/8,1/4,1/2,1)
+    report.reference      the method whose median final value is the cost-to-target target (default: random)
+    report.incumbent      full (default): only full-fidelity evaluations count towards a run's best so far; any:
+                          every evaluation (at its true value where the task logs one)
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ from hpoflow.report.statistics import ReportError
 
 ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
            "report": {"out", "sweep_id", "parent_run_id", "tags", "include_failed", "best_config",
-                      "log_to_mlflow"}}
+                      "log_to_mlflow", "x", "fractions", "reference", "incumbent"}}
 LOG_CHOICES = ("auto", "true", "false")
 REPORT_ARTIFACT_DIR = "report"   # folder of the parent run's artifacts that holds the report
 
@@ -112,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
     from hpoflow.report.build import build
+    from hpoflow.report.compute import parse_settings
     from hpoflow.store.backend import default_uri
     from hpoflow.store.params import mask_secrets
 
@@ -133,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"report.log_to_mlflow={log_mode} is not allowed; use one of {', '.join(LOG_CHOICES)}")
         include_failed = _flag(report.get("include_failed"), "include_failed", True)
         best_configs = _flag(report.get("best_config"), "best_config", True)
+        cost = parse_settings(report)
     except ValueError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
@@ -162,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = load_study(uri, experiment=experiment, sweep_id=sweep_id, parent_run_id=parent, tags=tags,
                           include_failed=include_failed)
-        built = build(data, out, best_configs=best_configs)
+        built = build(data, out, best_configs=best_configs, cost=cost)
     except (SelectionError, ReportError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
@@ -170,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         print(warning, file=sys.stderr)
     print(built.text)
     print("figures: " + ", ".join(str(p) for p in built.figures if p.suffix == ".png"))
-    print(f"\nwrote {built.html}, {built.markdown} and {built.csv}")
+    print(f"\nwrote {built.html}, {built.markdown} and {', '.join(str(p) for p in [built.csv, *built.extra])}")
     try:
         _log(data, built, log_mode, experiment, sweep_id, tags)
     except Exception as exc:  # noqa: BLE001 - e.g. postgresql:// with server-proxied artifacts: the files stay here
@@ -181,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _log(data: StudyData, built: Any, mode: str, experiment: Any, sweep_id: Any, tags: dict[str, str]) -> None:
-    files = [built.html, built.markdown, built.csv]
+    files = [built.html, built.markdown, built.csv, *built.extra]
     parent = data.study_parent() if not tags else None  # a tag-filtered subset is not the study's report
     if mode == "false":
         return

@@ -34,7 +34,7 @@ REPORT_KIND_TAG = KIND_TAG       # study parent runs: "study"; summary runs writ
 NOT_DATA_KINDS = ("study", "report")
 # Per-round metrics read by default (others, e.g. acquisition internals, only when asked for by name).
 CURVE_METRICS = ("value", "true_value", "best_value", "regret", "cumulative_regret", "simple_regret",
-                 "query_cost", "wall_time", "failed")
+                 "query_cost", "wall_time", "failed", "fidelity")
 RUN_COLUMNS = ["run_id", "run_name", "experiment_id", "experiment", "status", "start_time", "end_time", "algo",
                "task", "task_key", "seed", "direction", "regret_reference", "rounds", "sweep_id", "parent_run_id"]
 FAILED_STATUSES = ("FAILED", "KILLED")

@@ -42,12 +42,14 @@ def bbob_group(function: int) -> str:
     raise ValueError(f"BBOB function {function} is not in 1..24")
 
 
-def runtimes(nr: np.ndarray, targets: np.ndarray = TARGETS) -> np.ndarray:
+def runtimes(nr: np.ndarray, targets: np.ndarray = TARGETS, x: np.ndarray | None = None) -> np.ndarray:
     """First evaluation (1-based) at which each run's best-so-far normalised regret reaches each target.
 
     Args:
         nr: ``runs x T`` normalised regret of the best value so far (NaN: no value yet, never reaches).
         targets: ``K`` targets; a target is reached when ``nr <= target``.
+        x: ``runs x T`` where each round lies on another axis (e.g. its fraction of the cost budget); the run
+            length is then that value at the first round reaching the target instead of the round's number.
 
     Returns:
         ``runs x K`` run lengths, ``inf`` where a run never reaches the target within its ``T`` evaluations.
@@ -56,6 +58,8 @@ def runtimes(nr: np.ndarray, targets: np.ndarray = TARGETS) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         hit = nr[:, :, None] <= np.asarray(targets, dtype=float)[None, None, :]   # NaN never reaches
     first = hit.argmax(axis=1).astype(float) + 1.0      # runs x K
+    if x is not None:
+        first = np.take_along_axis(np.atleast_2d(np.asarray(x, dtype=float)), hit.argmax(axis=1), axis=1)
     first[~hit.any(axis=1)] = np.inf
     return first
 
@@ -106,7 +110,7 @@ def _task_facets(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def data_profiles(curves: pd.DataFrame, runs: pd.DataFrame, targets: np.ndarray = TARGETS,
-                  points: int = 60) -> Profiles:
+                  points: int = 60, x: str = "step") -> Profiles:
     """ECDFs of (run, target) pairs against evaluations, per dimension, over all functions and per BBOB group.
 
     Args:
@@ -115,25 +119,35 @@ def data_profiles(curves: pd.DataFrame, runs: pd.DataFrame, targets: np.ndarray 
         runs: the study's run table (``task_key``, ``task``, ``params.task.dim``, ``params.task.function``).
         targets: the targets in normalised regret.
         points: budgets on a log grid from 1 to the largest ``rounds / dim``.
+        x: ``"step"`` (evaluations) or the name of a column of ``curves`` giving each round's position on
+            another axis, e.g. ``"x"`` = the fraction of the task's cost budget (:func:`compute.profile_curves`):
+            the ECDF is then over that axis, from its smallest positive value, and never per dimension.
     """
     facets = _task_facets(runs)
-    per_dim = bool(facets["dim"].notna().all())
+    per_dim = bool(facets["dim"].notna().all()) and x == "step"
     rows, finals = [], []
     for _, g in curves.groupby("run_id", sort=False):
         task, algo = g["task"].iat[0], g["algo"].iat[0]
-        nr = g.sort_values("step")["nr"].to_numpy(float)
+        g = g.sort_values("step")
+        nr = g["nr"].to_numpy(float)
         dim = facets.at[task, "dim"] if task in facets.index else np.nan
         scale = float(dim) if per_dim and np.isfinite(dim) else 1.0
-        lengths = runtimes(nr, targets)[0] / scale
+        where = None if x == "step" else g[x].to_numpy(float)[None, :]
+        lengths = runtimes(nr, targets, where)[0] / scale
+        horizon = len(nr) / scale if where is None else float(np.nanmax(where, initial=0.0))
         rows.append((dim if per_dim else ALL, facets.at[task, "group"] if task in facets.index else None,
-                     algo, lengths, len(nr) / scale))
+                     algo, lengths, horizon))
     if not rows:
         return Profiles(pd.DataFrame(columns=["panel", "dim", "algo", "x", "fraction", "pairs"]),
                         pd.DataFrame(columns=["dim", "algo", "fraction", "pairs"]), per_dim)
     table = pd.DataFrame(rows, columns=["dim", "group", "algo", "lengths", "horizon"])
     out = []
     for dim, by_dim in table.groupby("dim", sort=True):
-        grid = np.unique(np.geomspace(1.0 / (float(dim) if per_dim else 1.0), by_dim["horizon"].max(), points))
+        start = 1.0 / (float(dim) if per_dim else 1.0)
+        if x != "step":
+            finite = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in by_dim["lengths"]] + [np.ones(1)])
+            start = float(finite.min())
+        grid = np.unique(np.geomspace(start, max(by_dim["horizon"].max(), start), points))
         grouped = by_dim.dropna(subset=["group"])
         panels = [(ALL, by_dim)] + [(grp, grouped[grouped["group"] == grp]) for grp in BBOB_GROUPS
                                     if (grouped["group"] == grp).any()]
