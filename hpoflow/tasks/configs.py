@@ -113,9 +113,20 @@ class MultiFidelityFunctionConfig:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
 
 
+@dataclass(frozen=True)
+class ReplayConfig:
+    """Recorded learning curves replayed (hpoflow.tasks.replay): a finite configuration set of a real task."""
+
+    name: str = "lc_replay"
+    benchmark: str = "digits_mlp"  # a file of hpoflow/tasks/curves (scripts/record_curves.py writes them)
+
+
 _SYN = "hpoflow.tasks.synthetic"
 _MF = "hpoflow.tasks.multi_fidelity"
 BUILTINS = [
+    task("lc_replay", "hpoflow.tasks.replay:make_lc_replay", ReplayConfig, "learning curves recorded on a real "
+         "training task (task.benchmark), replayed in no time: a finite set with an epoch fidelity and recorded "
+         "seconds (budget.executor=simulated)"),
     task("branin_mf", f"{_MF}:make_branin_mf", MultiFidelityFunctionConfig, "augmented Branin with a resource "
          "fidelity (1..max_resource, biased below full), minimise; f* = Branin's"),
     task("hartmann6_mf", f"{_MF}:make_hartmann6_mf", MultiFidelityFunctionConfig, "augmented Hartmann-6 with a "

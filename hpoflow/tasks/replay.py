@@ -1,0 +1,107 @@
+"""``task=lc_replay``: learning curves recorded once on the real training tasks, replayed in no time.
+
+A benchmark file (``hpoflow/tasks/curves/<name>.json.gz``, written by ``scripts/record_curves.py``) holds a fixed
+set of ``n`` configurations of a real task, each trained once to its full fidelity: its learning curve (the
+validation value after every fidelity unit, ``n x max``) and its training seconds. The replayed task's domain is
+that finite set (``candidates``, ``n x d`` in ``[0, 1]^d``): an evaluation at level ``r`` returns the recorded value
+after ``r`` units, continues a trial as the real task would (cost = the units added), and reports the recorded
+seconds of those units as ``elapsed``, which ``budget.executor=simulated`` takes as the evaluation's duration. So
+1,000 runs of a multi-fidelity comparison with ``k`` asynchronous workers take minutes (Syne Tune's simulator and
+the tabular benchmarks of LCBench / HPOBench / YAHPO are the anchors; none of those can be downloaded here).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hpoflow.core.fidelity import Fidelity
+from hpoflow.core.records import Direction, Evaluation
+from hpoflow.core.space import parse_space
+from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.trial_states import TrialStates
+
+CURVES = Path(__file__).parent / "curves"
+
+
+def benchmarks() -> list[str]:
+    """The benchmark files shipped with the package."""
+    return sorted(p.name.removesuffix(".json.gz") for p in CURVES.glob("*.json.gz"))
+
+
+@lru_cache(maxsize=8)
+def load_benchmark(name: str) -> dict[str, Any]:
+    """The recorded benchmark ``name`` (see the module doc).
+
+    Raises:
+        ValueError: no such file (one line naming the ones there are).
+    """
+    path = CURVES / f"{name}.json.gz"
+    if not path.is_file():
+        raise ValueError(f"task.benchmark='{name}' is unknown; allowed: {', '.join(benchmarks()) or 'none shipped'} "
+                         "(scripts/record_curves.py records more)")
+    with gzip.open(path, "rt") as fh:
+        data: dict[str, Any] = json.load(fh)
+    return data
+
+
+class ReplayTask(Task):
+    """A recorded benchmark replayed (module doc). ``optimum``: the best full-fidelity value of the set."""
+
+    def __init__(self, benchmark: str, seed: int = 0) -> None:
+        import torch
+
+        data = load_benchmark(benchmark)
+        self.name, self.benchmark, self.seed = "lc_replay", benchmark, seed
+        self.space = parse_space(data["space"])
+        self.direction = Direction(data["direction"])
+        f = data["fidelity"]
+        self.fidelity = Fidelity(f["name"], f["min"], f["max"], f["integer"])
+        self.configs: list[dict[str, Any]] = data["configs"]
+        self.curves: list[list[float]] = data["curves"]  # n x max: the value after each unit
+        self.seconds: list[float] = data["seconds"]      # n: training seconds to the full level
+        self.candidates = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])
+        self._index = {_key(self.space.encode(c, torch.float64).tolist()): i for i, c in enumerate(self.configs)}
+        finals = [c[-1] for c in self.curves]
+        self.optimum = min(finals) if self.direction is Direction.MINIMIZE else max(finals)
+        self.states = TrialStates()
+
+    def row(self, config: dict[str, Any]) -> int:
+        """The recorded configuration ``config`` is (the nearest in ``[0, 1]^d`` if it is not exactly one)."""
+        import torch
+
+        u = self.space.encode(config, torch.float64)
+        i = self._index.get(_key(u.tolist()))
+        return i if i is not None else int(torch.cdist(u[None], self.candidates).argmin())
+
+    def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
+        assert self.fidelity is not None
+        return self.evaluate_at(config, fidelity=self.fidelity.max, config_id=None, round=round, observe=observe)
+
+    def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
+                    observe: bool = True) -> Evaluation:
+        assert self.fidelity is not None
+        level = int(self.fidelity.check(fidelity))
+        i = self.row(config)
+        if not observe:
+            return unobserved()
+        reached = self.states.get(config_id)
+        start = reached if reached is not None and reached < level else 0
+        self.states.put(config_id, level)
+        curve = [[float(r), self.curves[i][r - 1]] for r in range(start + 1, level + 1)]
+        per_unit = self.seconds[i] / float(self.fidelity.max)
+        return Evaluation(value=self.curves[i][level - 1], cost=float(level - start), fidelity=float(level),
+                          curve=curve, metrics={"elapsed": per_unit * (level - start), "row": float(i)})
+
+    def reference_values(self) -> dict[str, float]:
+        return {"optimum": float(self.optimum)} if self.optimum is not None else {}
+
+
+def _key(u: list[float]) -> tuple[float, ...]:
+    return tuple(round(v, 9) for v in u)
+
+
+def make_lc_replay(benchmark: str = "digits_mlp", seed: int = 0, **_: object) -> Task:
+    return ReplayTask(benchmark, seed)
