@@ -25,14 +25,34 @@ class SyntheticConfig:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
 
 
+def _check_resources(fidelity: bool, low: int, high: int) -> None:
+    if not isinstance(fidelity, bool):
+        raise ValueError(f"task.fidelity={fidelity!r} must be true or false")
+    for key, value in (("min_resource", low), ("max_resource", high)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"task.{key}={value!r} must be a whole number >= 0 (0: the model's default)")
+    if low and high and low > high:
+        raise ValueError(f"task.min_resource={low} > task.max_resource={high}; allowed: min <= max")
+    if (low or high) and not fidelity:
+        raise ValueError(f"task.min_resource={low}, task.max_resource={high} are read with task.fidelity=true only")
+
+
 @dataclass(frozen=True)
 class ClassifierConfig:
-    """Classifier tuning by k-fold CV accuracy on a dataset bundled with scikit-learn."""
+    """Classifier tuning by k-fold CV accuracy on a dataset bundled with scikit-learn.
+
+    ``fidelity=true``: boosting rounds (gb), trees (rf) or epochs (mlp) become the task's fidelity, from
+    ``min_resource`` to ``max_resource`` (0: max 162 rounds/trees or 243 epochs, min = max / 81), for
+    multi-fidelity methods (algo=hyperband|asha|mf_gp...); that hyperparameter leaves the search space.
+    """
 
     name: str = "breast_cancer"
     model: str = "rf"  # rf | mlp | gb
     folds: int = 5
     noise_std: float = 0.0
+    fidelity: bool = False  # opt-in: without it the task and its results are exactly as before
+    min_resource: int = 0
+    max_resource: int = 0
 
     def __post_init__(self) -> None:
         if self.model not in ("rf", "mlp", "gb"):
@@ -41,6 +61,7 @@ class ClassifierConfig:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+        _check_resources(self.fidelity, self.min_resource, self.max_resource)
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,7 @@ class BBOBConfig:
 
 SKLEARN_MODELS = ("rf", "mlp", "gb", "svm", "knn", "linear", "lasso", "dt", "ada")
 SKLEARN_DATASETS = ("breast_cancer", "wine", "digits", "iris", "diabetes")
+SKLEARN_FIDELITY = (("go_ucb", "gb"), ("go_ucb", "rf"), ("go_ucb", "mlp"), ("bayesmark", "gb"))  # sklearn_fidelity
 
 
 @dataclass(frozen=True)
@@ -78,6 +100,9 @@ class SklearnConfig:
     space: str = "bayesmark"        # bayesmark (Bayesmark's ranges) | go_ucb (paper 004: rf, mlp, gb; classification)
     folds: int = 5
     noise_std: float = 0.0
+    fidelity: bool = False          # rounds/trees/epochs as the fidelity: go_ucb rf|mlp|gb, bayesmark gb
+    min_resource: int = 0           # 0: max / 81
+    max_resource: int = 0           # 0: 162 (go_ucb rf, gb), 243 epochs (go_ucb mlp), 81 (bayesmark gb)
 
     def __post_init__(self) -> None:
         if self.model not in SKLEARN_MODELS:
@@ -93,6 +118,11 @@ class SklearnConfig:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+        _check_resources(self.fidelity, self.min_resource, self.max_resource)
+        if self.fidelity and (self.space, self.model) not in SKLEARN_FIDELITY:
+            raise ValueError(f"task.fidelity=true: task.model={self.model} with task.space={self.space} has no "
+                             "fidelity; allowed: task.space=go_ucb task.model=rf|mlp|gb, task.space=bayesmark "
+                             "task.model=gb")
 
 
 @dataclass(frozen=True)

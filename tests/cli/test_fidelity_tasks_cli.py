@@ -1,0 +1,96 @@
+"""A real training task with a fidelity through the CLI: Hyperband's spend in epochs/rounds, learning curves without
+repeated steps, and a SIGKILL in the middle of a bracket resumed with every unit counted once."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from hpoflow.core.checkpoint import FILENAME
+from tests.cli_server import WarmProcess, fresh_interpreter_wanted, warm_server
+from tests.conftest import cli_env, mlflow_runs
+
+pytestmark = pytest.mark.cli
+
+COST = 120
+ARGS = ["algo=hyperband", "task=breast_cancer", "task.model=gb", "task.fidelity=true", "task.max_resource=27",
+        f"budget.cost={COST}", "budget.rounds=500", "tracking.flush_every=4", "seed=3"]
+
+
+def _histories(uri: str) -> tuple:
+    (run,) = mlflow_runs(uri)
+    client = MlflowClient(tracking_uri=uri)
+    keys = [k for k in run.data.metrics if k.startswith("lc/")] + ["query_cost", "fidelity", "value"]
+    return run, {k: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, k)) for k in keys}
+
+
+def _check_curves(history: dict) -> int:
+    """Every configuration's curve has each step once, from 1 up; returns the units the curves hold."""
+    units = 0
+    for key, points in history.items():
+        if key.startswith("lc/"):
+            steps = [s for s, _ in points]
+            assert steps == list(range(1, len(steps) + 1)), f"{key}: steps {steps}"
+            assert all(0.5 < v <= 1.0 for _, v in points), key
+            units += len(steps)
+    return units
+
+
+def test_hyperband_on_gradient_boosting_spends_boosting_rounds(run_cli, store):
+    run_cli(*ARGS, f"tracking.uri={store}")
+    run, history = _histories(store)
+    spent = history["query_cost"][-1][1]
+    assert run.info.status == "FINISHED" and COST <= spent < COST + 27
+    # continuation: the units charged are the units in the curves, each trained once (no config restarts here)
+    assert _check_curves(history) == spent
+    assert {v for _, v in history["fidelity"]} <= {1.0, 3.0, 9.0, 27.0} and max(v for _, v in history["fidelity"]) == 27
+    assert any(p.name.startswith("config_") for p in Path(store.removeprefix("sqlite:///")).parent.glob(
+        "outputs/runs/*/*/checkpoint.trial_states/*"))
+
+
+def _start(cwd: Path, *args: str) -> subprocess.Popen | WarmProcess:
+    cwd.mkdir()
+    if fresh_interpreter_wanted():
+        return subprocess.Popen([sys.executable, "-m", "hpoflow", *args], cwd=cwd, env=cli_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return warm_server(cli_env()).popen("hpoflow", list(args), cwd)
+
+
+def _checkpoint_round(cwd: Path) -> int:
+    for path in cwd.glob(f"outputs/runs/*/*/{FILENAME}"):
+        try:
+            return int(json.loads(path.read_text())["round"])
+        except Exception:  # noqa: BLE001 - a missing file between polls
+            return 0
+    return 0
+
+
+def test_sigkill_in_a_bracket_resumes_with_every_unit_counted_once(tmp_path, new_store, run_cli):
+    ref_uri, uri = new_store("ref.db"), new_store("killed.db")
+    reference = _start(tmp_path / "ref", *ARGS, f"tracking.uri={ref_uri}")
+    victim = _start(tmp_path / "victim", *ARGS, f"tracking.uri={uri}")
+    deadline = time.time() + 300
+    kill_after = 30  # in the first bracket's promotions (27 trials at 1 round, then 9 of them continued to 3, ...)
+    while victim.poll() is None and _checkpoint_round(tmp_path / "victim") < kill_after and time.time() < deadline:
+        time.sleep(0.01)
+    victim.send_signal(signal.SIGKILL)
+    assert victim.wait() == -signal.SIGKILL, "the run ended before the kill"
+    killed_at = _checkpoint_round(tmp_path / "victim")
+    (crashed,) = mlflow_runs(uri)
+    proc = run_cli(f"resume={crashed.info.run_id}", f"tracking.uri={uri}", cwd=tmp_path / "victim")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert reference.wait(timeout=600) == 0, reference.communicate()[1][-3000:]
+    resumed, history = _histories(uri)
+    _, expected = _histories(ref_uri)
+    context = f"killed after round {killed_at}"
+    assert resumed.info.status == "FINISHED" and resumed.data.tags["resumed_at_round"] == str(killed_at), context
+    assert history == expected, context  # same spend, same curves: nothing trained twice was charged twice
+    assert _check_curves(history) == history["query_cost"][-1][1], context
+    print(f"\nmf kill/resume: {context}; {len(history) - 3} curves, {history['query_cost'][-1][1]:.0f} rounds "
+          "charged, equal to the uninterrupted run")
