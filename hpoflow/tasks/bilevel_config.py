@@ -67,8 +67,10 @@ class BilevelConfig:
 
 BUILTINS = [
     task("ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-         "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V"),
+         "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V; "
+         "task.fidelity=true: inner steps as a fidelity"),
     task("logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-         "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V",
+         "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V; "
+         "task.fidelity=true: inner steps as a fidelity",
          dataset="digits_01"),
 ]

@@ -155,11 +155,13 @@ BUILTINS = [
          "GO-UCB realizable network f1 on [-5,5]^dim, maximise"),
     *(task(name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
            f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {name} by 5-fold CV accuracy (paper 004's "
-           f"spaces; alias of task=sklearn task.dataset={name} task.space=go_ucb)")
+           f"spaces; alias of task=sklearn task.dataset={name} task.space=go_ucb); task.fidelity=true: boosting "
+           "rounds / trees / epochs as a fidelity, continued per trial")
       for name in ("breast_cancer", "wine", "digits")),
     task("sklearn", "hpoflow.tasks.sklearn_hpo:make_sklearn_task", SklearnConfig,
          "Bayesmark-style suite: task.model (rf, mlp, gb, svm, knn, linear, lasso, dt, ada) x task.dataset "
-         "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise"),
+         "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise; task.fidelity=true: a fidelity "
+         "for go_ucb rf|mlp|gb and bayesmark gb"),
     task("bbob", "hpoflow.tasks.bbob:make_bbob", BBOBConfig,
          "COCO BBOB noiseless function task.function (1-24), task.instance, task.dim on [-5,5]^dim (cocoex), minimise"),
 ]

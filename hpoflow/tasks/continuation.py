@@ -73,7 +73,8 @@ class Continuable(Task):
         observed, truth = self.noisy(value)
         ev = Evaluation(value=observed, true_value=truth, cost=float(level - start.level), fidelity=float(level),
                         curve=curve, metrics={**metrics, self.fidelity.name: float(level)})
-        self.states.put(config_id, Kept(level, round, state, ev))
+        # a state at the full level is never continued: keep only its evaluation (what a replay needs)
+        self.states.put(config_id, Kept(level, round, state if level < self.fidelity.max else None, ev))
         return ev
 
     def evaluate_full(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:

@@ -76,12 +76,14 @@ class TrainingConfig:
 _TRAIN = "hpoflow.tasks.training"
 BUILTINS = [
     task("digits_cnn", f"{_TRAIN}:make_digits_task", TrainingConfig,
-         "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss; "
+         "task.fidelity=true: epochs as a fidelity",
          smoke=("task.inner_steps=20",)),
     task("digits_mlp", f"{_TRAIN}:make_digits_task", TrainingConfig,
-         "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss; "
+         "task.fidelity=true: epochs as a fidelity",
          smoke=("task.inner_steps=20",)),
     task("mnist_cnn", f"{_TRAIN}:make_mnist_task", TrainingConfig,
-         "the digits_cnn task on MNIST read from task.path (torchvision; never downloads)",
+         "the digits_cnn task on MNIST read from task.path (torchvision; never downloads); task.fidelity=true: epochs",
          smoke=("task.inner_steps=20", "task.path=data/mnist")),
 ]

@@ -99,3 +99,22 @@ def test_bilevel_inner_steps_continue_w_and_full_fidelity_is_the_plain_evaluatio
     reference = plain.evaluate(cfg, round=1)
     assert evs[-1].value == pytest.approx(reference.value, rel=1e-12) and reference.cost == 90
     assert np.isclose(task.evaluate(cfg, round=2).value, reference.value, rtol=1e-12)
+
+
+def test_mlp_epochs_without_shuffling_are_scikit_learns_own_fit_with_that_many_iterations():
+    """The anchor of the MLP's passes: with shuffle=false, k partial_fit passes are fit(max_iter=k) with the
+    convergence stop off (with shuffling the orders differ: fit reshuffles its shuffled index array, a pass shuffles
+    0..n-1; both are seeded random orders)."""
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    task = ClassifierTask("breast_cancer", "mlp", fidelity=True, seed=5)
+    cfg = {**_centre(task), "shuffle": False}
+    ev = task.evaluate_at(cfg, fidelity=6, config_id=1, round=1)
+    scores = []
+    for train, val in task.fold_indices():
+        scaler = StandardScaler().fit(task.X[train])
+        mlp = MLPClassifier(**cfg, solver="adam", random_state=5, max_iter=6, n_iter_no_change=10**6, tol=0.0)
+        mlp.fit(scaler.transform(task.X[train]), task.y[train])
+        scores.append(np.mean(mlp.predict(scaler.transform(task.X[val])) == task.y[val]))
+    assert ev.value == pytest.approx(float(np.mean(scores)), abs=1e-12)

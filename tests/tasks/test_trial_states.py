@@ -51,6 +51,9 @@ def test_continuing_1_3_9_costs_1_2_6_and_the_curve_never_repeats_a_step():
     steps = [p[0] for e in evs for p in e.curve]
     assert steps == list(range(1, 10))  # 1..9, each once
     assert len(task.trained) == 9 and evs[-1].value == 0.9 and evs[-1].metrics["epochs"] == 9
+    top = _at(task, 27, 4, 4)
+    assert top.cost == 18 and task.states.get(4).state is None  # the full level is never continued: no state kept
+    assert _at(task, 27, 4, 4) == top and _at(task, 27, 4, 5).cost == 27  # its own round replays; else retrained
 
 
 def test_an_evicted_or_lower_level_trial_is_retrained_and_charged_in_full():
