@@ -47,7 +47,8 @@ class Continuable(Task):
         """The value of a trained ``state`` (the curve's last value, usually) and its metrics."""
 
     def noisy(self, value: float) -> tuple[float, float | None]:
-        """``(observed value, true value or None)``; default: noise-free."""
+        """``(observed value, true value or None)``; default: noise-free. Called once per evaluation that trains
+        or replays (a replay discards the draw: the task's RNG, restored from the checkpoint, stays in step)."""
         return value, None
 
     def set_state_folder(self, folder: str | os.PathLike[str], resumed_round: int = 0) -> None:
@@ -65,6 +66,7 @@ class Continuable(Task):
             return unobserved()
         start = self.states.resume(config_id, level, round)
         if start.replay is not None:
+            self.noisy(start.replay.value)  # the lost round drew its noise: draw again, so the stream stays in step
             return start.replay
         state = start.state if start.state is not None else self.fresh_state(config, trial_seed(
             getattr(self, "seed", 0), config_id, round))

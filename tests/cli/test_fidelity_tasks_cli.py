@@ -3,6 +3,7 @@ repeated steps, and a SIGKILL in the middle of a bracket resumed with every unit
 from __future__ import annotations
 
 import json
+import pickle
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hpoflow.core.checkpoint import FILENAME
+from hpoflow.tasks.trial_states import Kept, state_folder
 from tests.cli_server import WarmProcess, fresh_interpreter_wanted, warm_server
 from tests.conftest import cli_env, mlflow_runs
 
@@ -54,6 +56,11 @@ def test_hyperband_on_gradient_boosting_spends_boosting_rounds(run_cli, store):
         "outputs/runs/*/*/checkpoint.trial_states/*"))
 
 
+def _load(path: Path) -> Kept:
+    with path.open("rb") as fh:
+        return pickle.load(fh)  # noqa: S301 - the test's own run folder
+
+
 def _start(cwd: Path, *args: str) -> subprocess.Popen | WarmProcess:
     cwd.mkdir()
     if fresh_interpreter_wanted():
@@ -62,33 +69,48 @@ def _start(cwd: Path, *args: str) -> subprocess.Popen | WarmProcess:
     return warm_server(cli_env()).popen("hpoflow", list(args), cwd)
 
 
-def _checkpoint_round(cwd: Path) -> int:
+def _checkpoint(cwd: Path) -> tuple[int, Path | None]:
     for path in cwd.glob(f"outputs/runs/*/*/{FILENAME}"):
         try:
-            return int(json.loads(path.read_text())["round"])
+            return int(json.loads(path.read_text())["round"]), path
         except Exception:  # noqa: BLE001 - a missing file between polls
-            return 0
-    return 0
+            return 0, None
+    return 0, None
+
+
+def _a_state_is_newer(cwd: Path, after: int) -> bool:
+    """The checkpoint is past round ``after`` and a trial state was written after it: a round is in flight whose
+    trained model the crash will leave on disk while the checkpoint does not know it."""
+    k, path = _checkpoint(cwd)
+    if path is None or k < after:
+        return False
+    try:
+        written = path.stat().st_mtime_ns
+        return any(p.stat().st_mtime_ns > written for p in state_folder(path).glob("config_*.pkl"))
+    except OSError:
+        return False
 
 
 def test_sigkill_in_a_bracket_resumes_with_every_unit_counted_once(tmp_path, new_store, run_cli):
     ref_uri, uri = new_store("ref.db"), new_store("killed.db")
-    reference = _start(tmp_path / "ref", *ARGS, f"tracking.uri={ref_uri}")
-    victim = _start(tmp_path / "victim", *ARGS, f"tracking.uri={uri}")
+    args = [*ARGS, "task.noise_std=0.01"]  # noisy values: a replayed round must keep the task's noise in step
+    reference = _start(tmp_path / "ref", *args, f"tracking.uri={ref_uri}")
+    victim = _start(tmp_path / "victim", *args, f"tracking.uri={uri}")
     deadline = time.time() + 300
-    kill_after = 30  # in the first bracket's promotions (27 trials at 1 round, then 9 of them continued to 3, ...)
-    while victim.poll() is None and _checkpoint_round(tmp_path / "victim") < kill_after and time.time() < deadline:
-        time.sleep(0.01)
+    while victim.poll() is None and not _a_state_is_newer(tmp_path / "victim", 28) and time.time() < deadline:
+        time.sleep(0.002)  # past the first bracket's rung 0 (27 trials at 1 round), in its promotions
     victim.send_signal(signal.SIGKILL)
     assert victim.wait() == -signal.SIGKILL, "the run ended before the kill"
-    killed_at = _checkpoint_round(tmp_path / "victim")
+    killed_at, path = _checkpoint(tmp_path / "victim")
+    lost = sorted(k.round for k in map(_load, state_folder(path).glob("config_*.pkl")) if k.round > killed_at)
+    assert lost, f"killed after round {killed_at}: no state of a lost round to replay"
     (crashed,) = mlflow_runs(uri)
     proc = run_cli(f"resume={crashed.info.run_id}", f"tracking.uri={uri}", cwd=tmp_path / "victim")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert reference.wait(timeout=600) == 0, reference.communicate()[1][-3000:]
     resumed, history = _histories(uri)
     _, expected = _histories(ref_uri)
-    context = f"killed after round {killed_at}"
+    context = f"killed after round {killed_at}, states of lost rounds {lost}"
     assert resumed.info.status == "FINISHED" and resumed.data.tags["resumed_at_round"] == str(killed_at), context
     assert history == expected, context  # same spend, same curves: nothing trained twice was charged twice
     assert _check_curves(history) == history["query_cost"][-1][1], context

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hpoflow.core.fidelity import Fidelity
@@ -17,7 +18,8 @@ class Counter(Continuable):
 
     name = "counter"
 
-    def __init__(self, capacity: int = 8) -> None:
+    def __init__(self, capacity: int = 8, noise: float = 0.0) -> None:
+        self.noise, self.rng = noise, np.random.default_rng(0)
         self.space = SearchSpace.of(Float("x", 0.0, 1.0))
         self.fidelity = Fidelity("epochs", 1, 27)
         self.states = TrialStates(capacity)
@@ -38,6 +40,9 @@ class Counter(Continuable):
 
     def score(self, state: Any, config: dict[str, Any], curve: list[list[float]]) -> tuple[float, dict[str, float]]:
         return curve[-1][1], {}
+
+    def noisy(self, value: float) -> tuple[float, float | None]:
+        return (value + self.noise * float(self.rng.standard_normal()), value) if self.noise else (value, None)
 
 
 def _at(task: Counter, level: int, cid: int | None, round: int) -> Any:
@@ -122,3 +127,21 @@ def test_states_pickle_for_process_workers_and_name_their_folder(tmp_path):
     assert state_folder(tmp_path / "checkpoint.json") == tmp_path / "checkpoint.trial_states"
     with pytest.raises(ValueError, match="capacity=0"):
         TrialStates(0)
+
+
+def test_a_replayed_round_keeps_the_noise_stream_in_step(tmp_path):
+    """The loop restores the task's RNG as of the checkpoint; the replay of a lost round draws the noise that round
+    drew, so every later round observes what the uninterrupted run observed."""
+    uninterrupted = Counter(noise=0.1)
+    expected = [_at(uninterrupted, 1, 1, 1), _at(uninterrupted, 3, 1, 2), _at(uninterrupted, 1, 2, 3)]
+    crashed = Counter(noise=0.1)
+    crashed.set_state_folder(tmp_path, 0)
+    _at(crashed, 1, 1, 1)
+    rng_after_round_1 = pickle.dumps(crashed.rng)  # the checkpoint's round
+    _at(crashed, 3, 1, 2)  # lost with the crash
+    resumed = Counter(noise=0.1)
+    resumed.rng = pickle.loads(rng_after_round_1)
+    resumed.set_state_folder(tmp_path, 1)
+    again = [_at(resumed, 3, 1, 2), _at(resumed, 1, 2, 3)]
+    assert again == expected[1:] and again[0].true_value == 0.3 and again[0].value != 0.3
+    assert [u for _, u in resumed.trained] == [1]  # round 2 replayed, round 3 trained
