@@ -116,3 +116,27 @@ def test_sigkill_in_a_bracket_resumes_with_every_unit_counted_once(tmp_path, new
     assert _check_curves(history) == history["query_cost"][-1][1], context
     print(f"\nmf kill/resume: {context}; {len(history) - 3} curves, {history['query_cost'][-1][1]:.0f} rounds "
           "charged, equal to the uninterrupted run")
+
+
+@pytest.mark.parametrize("task", [
+    ("task=digits_cnn", "task.fidelity=true", "task.epochs=9", "task.width=4", "task.batch_size=64"),
+    ("task=ridge", "task.dataset=digits_regression", "task.fidelity=true", "task.inner_steps=90",
+     "task.min_inner_steps=10")])
+def test_sha_on_the_epoch_and_inner_step_tasks(run_cli, store, task):
+    run_cli("algo=sha", *task, "budget.rounds=13", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store)
+    client = MlflowClient(tracking_uri=store)
+    curves = {k: [m.step for m in client.get_metric_history(run.info.run_id, k)] for k in run.data.metrics
+              if k.startswith("lc/")}
+    fidelity = [m.value for m in client.get_metric_history(run.info.run_id, "fidelity")]
+    cost = max(m.value for m in client.get_metric_history(run.info.run_id, "query_cost"))
+    assert run.info.status == "FINISHED" and len(fidelity) == 13 and len(curves) == 9
+    assert all(len(set(steps)) == len(steps) for steps in curves.values())  # no step twice
+    assert cost == sum(fidelity) - _continued(fidelity) < sum(fidelity)  # promotions continue, paying the rest
+
+
+def _continued(levels: list[float]) -> float:
+    """The units a successive-halving bracket does not pay again: each promotion from a rung starts at its level
+    (9 at r0, 3 promoted from r0 to r1, 1 from r1 to r2)."""
+    r = sorted(set(levels))
+    return sum(levels.count(b) * a for a, b in zip(r, r[1:]))
