@@ -101,6 +101,7 @@ def test_bilevel_inner_steps_continue_w_and_full_fidelity_is_the_plain_evaluatio
     assert np.isclose(task.evaluate(cfg, round=2).value, reference.value, rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_mlp_epochs_without_shuffling_are_scikit_learns_own_fit_with_that_many_iterations():
     """The anchor of the MLP's passes: with shuffle=false, k partial_fit passes are fit(max_iter=k) with the
     convergence stop off (with shuffling the orders differ: fit reshuffles its shuffled index array, a pass shuffles
