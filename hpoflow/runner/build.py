@@ -91,6 +91,10 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
             checkpointer.mirror = mirror
             if not deferrable:  # deferred: sync() brings the store's copy up to date before each flush instead
                 tracker.after_flush = partial(mirror.after_flush, checkpointer.path)
+    if checkpoint_path and callable(getattr(task, "set_state_folder", None)):  # trials a multi-fidelity task continues
+        from hpoflow.tasks.trial_states import state_folder
+
+        task.set_state_folder(state_folder(checkpoint_path), resume.round if resume is not None else 0)  # type: ignore[attr-defined]
     budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"

@@ -12,6 +12,10 @@ Gradient algorithms (``sho``, ``my_hpo``) use the torch losses directly. For bla
 task is also a plain 1-d Task over λ ∈ [lambda_low, lambda_high]: ``evaluate`` trains w by ``n_T``
 gradient steps from w = 0 and returns the validation loss at cost ``n_T`` gradient computations, so
 every method can be given the same number of gradient computations.
+
+``task.fidelity=true`` (opt-in, so that every run without it is as before) declares those steps the fidelity
+``inner_steps`` in ``[min_inner_steps, n_T]``; gradient descent from w = 0 is deterministic, so a promoted trial
+continues from the w it reached (:mod:`hpoflow.tasks.continuation`) and equals a run straight to that level.
 """
 from __future__ import annotations
 
@@ -25,11 +29,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from hpoflow.core.fidelity import Fidelity
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import Float, SearchSpace
-from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.base import unobserved
 from hpoflow.tasks.bilevel_config import BilevelConfig
+from hpoflow.tasks.continuation import Continuable
 from hpoflow.tasks.datasets import Split, load_split
+from hpoflow.tasks.trial_states import TrialStates
 
 LAMBDA = "log_lambda"
 RIDGE_GRID = 3001     # λ grid points of the closed-form ridge path (then refined by bounded Brent)
@@ -58,7 +65,7 @@ class Curvature:
     val: float
 
 
-class BilevelTask(Task):
+class BilevelTask(Continuable):
     """A differentiable bilevel problem with one log-regularisation hyperparameter λ."""
 
     direction = Direction.MINIMIZE
@@ -66,7 +73,8 @@ class BilevelTask(Task):
 
     def __init__(self, loss: str, split: Split, dataset: str = "custom", inner_steps: int = 2500,
                  inner_lr: float = 1e-3, lambda_low: float = -10.0, lambda_high: float = 5.0,
-                 dtype: torch.dtype = torch.float64, lambda_offset: float = 0.0) -> None:
+                 dtype: torch.dtype = torch.float64, lambda_offset: float = 0.0,
+                 min_inner_steps: int | None = None) -> None:
         if loss not in ("ridge", "logreg"):
             raise ValueError(f"task.name='{loss}' is unknown for a bilevel task; allowed: ridge, logreg")
         if loss == "logreg" and split.kind != "classification":
@@ -87,6 +95,8 @@ class BilevelTask(Task):
         self.X_val, self.y_val = t(split.X_val), t(split.y_val)
         self.X_test, self.y_test = t(split.X_test), t(split.y_test)
         self.dim, self.dtype = self.X_train.shape[1], dtype
+        self.fidelity = None if min_inner_steps is None else Fidelity("inner_steps", min_inner_steps, inner_steps)
+        self.states = TrialStates()
 
     # -- differentiable interface ----------------------------------------------------------------
     def data_loss(self, w: Tensor, X: Tensor, y: Tensor) -> Tensor:
@@ -217,6 +227,8 @@ class BilevelTask(Task):
         return w.detach()
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
+        if self.fidelity is not None:
+            return self.evaluate_full(config, round=round, observe=observe)
         if not observe:
             return unobserved()
         lam = float(config[LAMBDA])
@@ -226,11 +238,33 @@ class BilevelTask(Task):
                           metrics={"lambda": lam, **losses})
 
 
+    # -- the fidelity: gradient steps, continued (hpoflow.tasks.continuation) ----------------------------------------
+    def fresh_state(self, config: dict[str, Any], seed: int) -> dict[str, Tensor]:
+        return {"w": self.init_w()}
+
+    def advance(self, state: Any, config: dict[str, Any], start: float, stop: float) -> list[list[float]]:
+        """``stop - start`` more gradient steps on ``w``; the curve is the validation loss where they end (one point:
+        a point per step would be thousands of metrics)."""
+        lam, w = float(config[LAMBDA]), state["w"]
+        for _ in range(int(start), int(stop)):
+            _, g = self.train_grad(w, lam)
+            w = w - self.inner_lr * g
+        state["w"] = w.detach()
+        value = float(self.val_loss(state["w"]))
+        return [[float(stop), value if math.isfinite(value) else math.nan]]
+
+    def score(self, state: Any, config: dict[str, Any], curve: list[list[float]]) -> tuple[float, dict[str, float]]:
+        return curve[-1][1], {"lambda": float(config[LAMBDA]), **self.losses(state["w"])}
+
+
 def make_bilevel(name: str = "ridge", dataset: str = "nir", inner_steps: int = 0, inner_lr: float = 0.0,
                  lambda_low: float = -10.0, lambda_high: float = 5.0, lambda_offset: float = 0.0,
-                 features: str = "standardised", seed: int = 0, **_: object) -> BilevelTask:
+                 features: str = "standardised", fidelity: bool = False, min_inner_steps: int = 0, seed: int = 0,
+                 **_: object) -> BilevelTask:
     """Registry factory for ``ridge`` and ``logreg`` (``task.dataset`` picks the data)."""
-    cfg = BilevelConfig(name, dataset, inner_steps, inner_lr, lambda_low, lambda_high, lambda_offset, features)
+    cfg = BilevelConfig(name, dataset, inner_steps, inner_lr, lambda_low, lambda_high, lambda_offset, features,
+                        fidelity, min_inner_steps)
     steps, lr = cfg.resolved_inner
+    low = (min_inner_steps or max(1, steps // 81)) if fidelity else None
     return BilevelTask(name, load_split(dataset, seed, features), dataset, steps, lr, lambda_low, lambda_high,
-                       lambda_offset=lambda_offset)
+                       lambda_offset=lambda_offset, min_inner_steps=low)

@@ -22,7 +22,8 @@ class BilevelConfig:
     (gradient descent from w = 0); 0 means the paper's value for the dataset (Appendix D).
     ``lambda_offset`` scales the penalty by e^offset, which moves the optimum to λ* - offset (e.g. below
     0, where MY-HPO's hypernetwork model has the right slope); ``features`` preprocesses X
-    (standardised | centred | raw).
+    (standardised | centred | raw). ``fidelity=true`` makes the inner steps the fidelity ``inner_steps`` in
+    [min_inner_steps, n_T] (0: n_T / 81) for multi-fidelity methods, each trial continued from the w it reached.
     """
 
     name: str = "ridge"
@@ -33,6 +34,8 @@ class BilevelConfig:
     lambda_high: float = 5.0
     lambda_offset: float = 0.0       # penalty e^(λ + offset) ||w||²: shifts λ* by -offset
     features: str = "standardised"   # standardised | centred | raw (X preprocessing)
+    fidelity: bool = False           # opt-in: inner steps as the fidelity (without it, evaluations are as before)
+    min_inner_steps: int = 0         # lowest fidelity with fidelity=true (0: n_T / 81)
 
     def __post_init__(self) -> None:
         if self.dataset not in DATASETS:
@@ -45,6 +48,14 @@ class BilevelConfig:
             raise ValueError(f"task.features='{self.features}' is unknown; allowed: {', '.join(FEATURES)}")
         if not math.isfinite(self.lambda_offset):
             raise ValueError(f"task.lambda_offset={self.lambda_offset} must be finite")
+        if not isinstance(self.fidelity, bool):
+            raise ValueError(f"task.fidelity={self.fidelity!r} must be true or false")
+        if isinstance(self.min_inner_steps, bool) or not isinstance(self.min_inner_steps, int) or \
+                self.min_inner_steps < 0:
+            raise ValueError(f"task.min_inner_steps={self.min_inner_steps!r} must be a whole number >= 0 (0: n_T/81)")
+        if self.min_inner_steps and self.min_inner_steps > self.resolved_inner[0]:
+            raise ValueError(f"task.min_inner_steps={self.min_inner_steps} > the inner steps "
+                             f"{self.resolved_inner[0]}; allowed: 1 to {self.resolved_inner[0]}")
         if not self.lambda_low < self.lambda_high:
             raise ValueError(f"task.lambda_low={self.lambda_low} must be < task.lambda_high={self.lambda_high}")
 
@@ -56,8 +67,10 @@ class BilevelConfig:
 
 BUILTINS = [
     task("ridge", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-         "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V"),
+         "bilevel ridge: least squares + e^(λ+offset)||w||² (task.dataset=nir|digits_regression), minimise L_V; "
+         "task.fidelity=true: inner steps as a fidelity"),
     task("logreg", "hpoflow.tasks.bilevel:make_bilevel", BilevelConfig,
-         "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V",
+         "bilevel logistic + e^(λ+offset)||w||² (task.dataset=digits_01|digits_38), minimise L_V; "
+         "task.fidelity=true: inner steps as a fidelity",
          dataset="digits_01"),
 ]

@@ -25,14 +25,34 @@ class SyntheticConfig:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
 
 
+def _check_resources(fidelity: bool, low: int, high: int) -> None:
+    if not isinstance(fidelity, bool):
+        raise ValueError(f"task.fidelity={fidelity!r} must be true or false")
+    for key, value in (("min_resource", low), ("max_resource", high)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"task.{key}={value!r} must be a whole number >= 0 (0: the model's default)")
+    if low and high and low > high:
+        raise ValueError(f"task.min_resource={low} > task.max_resource={high}; allowed: min <= max")
+    if (low or high) and not fidelity:
+        raise ValueError(f"task.min_resource={low}, task.max_resource={high} are read with task.fidelity=true only")
+
+
 @dataclass(frozen=True)
 class ClassifierConfig:
-    """Classifier tuning by k-fold CV accuracy on a dataset bundled with scikit-learn."""
+    """Classifier tuning by k-fold CV accuracy on a dataset bundled with scikit-learn.
+
+    ``fidelity=true``: boosting rounds (gb), trees (rf) or epochs (mlp) become the task's fidelity, from
+    ``min_resource`` to ``max_resource`` (0: max 162 rounds/trees or 243 epochs, min = max / 81), for
+    multi-fidelity methods (algo=hyperband|asha|mf_gp...); that hyperparameter leaves the search space.
+    """
 
     name: str = "breast_cancer"
     model: str = "rf"  # rf | mlp | gb
     folds: int = 5
     noise_std: float = 0.0
+    fidelity: bool = False  # opt-in: without it the task and its results are exactly as before
+    min_resource: int = 0
+    max_resource: int = 0
 
     def __post_init__(self) -> None:
         if self.model not in ("rf", "mlp", "gb"):
@@ -41,6 +61,7 @@ class ClassifierConfig:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+        _check_resources(self.fidelity, self.min_resource, self.max_resource)
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,7 @@ class BBOBConfig:
 
 SKLEARN_MODELS = ("rf", "mlp", "gb", "svm", "knn", "linear", "lasso", "dt", "ada")
 SKLEARN_DATASETS = ("breast_cancer", "wine", "digits", "iris", "diabetes")
+SKLEARN_FIDELITY = (("go_ucb", "gb"), ("go_ucb", "rf"), ("go_ucb", "mlp"), ("bayesmark", "gb"))  # sklearn_fidelity
 
 
 @dataclass(frozen=True)
@@ -78,6 +100,9 @@ class SklearnConfig:
     space: str = "bayesmark"        # bayesmark (Bayesmark's ranges) | go_ucb (paper 004: rf, mlp, gb; classification)
     folds: int = 5
     noise_std: float = 0.0
+    fidelity: bool = False          # rounds/trees/epochs as the fidelity: go_ucb rf|mlp|gb, bayesmark gb
+    min_resource: int = 0           # 0: max / 81
+    max_resource: int = 0           # 0: 162 (go_ucb rf, gb), 243 epochs (go_ucb mlp), 81 (bayesmark gb)
 
     def __post_init__(self) -> None:
         if self.model not in SKLEARN_MODELS:
@@ -93,6 +118,11 @@ class SklearnConfig:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
             raise ValueError(f"task.noise_std={self.noise_std} must be >= 0")
+        _check_resources(self.fidelity, self.min_resource, self.max_resource)
+        if self.fidelity and (self.space, self.model) not in SKLEARN_FIDELITY:
+            raise ValueError(f"task.fidelity=true: task.model={self.model} with task.space={self.space} has no "
+                             "fidelity; allowed: task.space=go_ucb task.model=rf|mlp|gb, task.space=bayesmark "
+                             "task.model=gb")
 
 
 @dataclass(frozen=True)
@@ -139,11 +169,13 @@ BUILTINS = [
          "GO-UCB realizable network f1 on [-5,5]^dim, maximise"),
     *(task(name, "hpoflow.tasks.sklearn_hpo:make_classifier_task", ClassifierConfig,
            f"tune a classifier (task.model=rf|mlp|gb) on sklearn's {name} by 5-fold CV accuracy (paper 004's "
-           f"spaces; alias of task=sklearn task.dataset={name} task.space=go_ucb)")
+           f"spaces; alias of task=sklearn task.dataset={name} task.space=go_ucb); task.fidelity=true: boosting "
+           "rounds / trees / epochs as a fidelity, continued per trial")
       for name in ("breast_cancer", "wine", "digits")),
     task("sklearn", "hpoflow.tasks.sklearn_hpo:make_sklearn_task", SklearnConfig,
          "Bayesmark-style suite: task.model (rf, mlp, gb, svm, knn, linear, lasso, dt, ada) x task.dataset "
-         "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise"),
+         "(breast_cancer, wine, digits, iris; diabetes: R²) by k-fold CV, maximise; task.fidelity=true: a fidelity "
+         "for go_ucb rf|mlp|gb and bayesmark gb"),
     task("bbob", "hpoflow.tasks.bbob:make_bbob", BBOBConfig,
          "COCO BBOB noiseless function task.function (1-24), task.instance, task.dim on [-5,5]^dim (cocoex), minimise"),
 ]

@@ -17,8 +17,10 @@ import numpy as np
 
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import SearchSpace
-from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.base import unobserved
+from hpoflow.tasks.continuation import Continuable
 from hpoflow.tasks.sklearn_spaces import MODELS, go_ucb_space, suite_space
+from hpoflow.tasks.trial_states import TrialStates
 
 CLASSIFICATION = ("breast_cancer", "wine", "digits", "iris")
 REGRESSION = ("diabetes",)
@@ -105,15 +107,20 @@ def check_folds(folds: int, dataset: str, y: Any, regression: bool) -> None:
                          f"allowed: 2 to {most}")
 
 
-class SklearnTask(Task):
-    """Tune one scikit-learn model on one bundled dataset by k-fold CV accuracy (classification) or R² (regression)."""
+class SklearnTask(Continuable):
+    """Tune one scikit-learn model on one bundled dataset by k-fold CV accuracy (classification) or R² (regression).
+
+    With ``fidelity=True`` the model's resource (rounds, trees, epochs; ``min_resource``/``max_resource``, 0: the
+    defaults of :mod:`hpoflow.tasks.sklearn_fidelity`) is the task's fidelity and leaves the space.
+    """
 
     direction = Direction.MAXIMIZE
     optimum = None
     bound = 1.0  # accuracy and R² are at most 1
 
     def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0, seed: int = 0,
-                 space: str = "bayesmark", name: str = "sklearn") -> None:
+                 space: str = "bayesmark", name: str = "sklearn", fidelity: bool = False, min_resource: int = 0,
+                 max_resource: int = 0, capacity: int = 256) -> None:
         if folds < 2:
             raise ValueError(f"task.folds={folds} must be >= 2")
         if model not in MODELS:
@@ -127,6 +134,16 @@ class SklearnTask(Task):
         self._rng = np.random.default_rng(seed + 104729)
         # 'exponential' loss is binary-only; the paper's gb space keeps it, mapped to log_loss on multi-class data
         self._multiclass = not self.regression and len(np.unique(self.y)) > 2
+        self.resource: str | None = None
+        self.states = TrialStates(capacity)
+        self._folds: list[tuple[np.ndarray, np.ndarray]] | None = None
+        if fidelity:
+            from hpoflow.core.space import SearchSpace
+            from hpoflow.tasks.sklearn_fidelity import DROPPED, sklearn_fidelity
+
+            self.resource, self.fidelity = sklearn_fidelity(space, model, min_resource, max_resource)
+            gone = {self.resource, *DROPPED.get(model, ())}
+            self.space = SearchSpace(tuple(p for p in self.space.parameters if p.name not in gone))
 
     def estimator(self, config: dict[str, Any]) -> Any:
         """A fresh, seeded estimator for ``config``."""
@@ -137,13 +154,21 @@ class SklearnTask(Task):
             return _go_ucb_estimator(self.model, params, self.seed)
         return _suite_estimator(self.model, config, self.seed, self.regression)
 
-    def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
-        if not observe:
-            return unobserved()
-        from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+    def splitter(self) -> Any:
+        """The seed's k-fold splitter (stratified for classification)."""
+        from sklearn.model_selection import KFold, StratifiedKFold
 
         splitter = KFold if self.regression else StratifiedKFold
-        cv = splitter(n_splits=self.folds, shuffle=True, random_state=self.seed)
+        return splitter(n_splits=self.folds, shuffle=True, random_state=self.seed)
+
+    def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
+        if self.fidelity is not None:
+            return self.evaluate_full(config, round=round, observe=observe)
+        if not observe:
+            return unobserved()
+        from sklearn.model_selection import cross_val_score
+
+        cv = self.splitter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # convergence, clipped batch size: as Bayesmark does
             scores = cross_val_score(self.estimator(config), self.X, self.y, cv=cv,
@@ -153,24 +178,61 @@ class SklearnTask(Task):
         return Evaluation(value=score + noise, true_value=score if self.noise_std > 0 else None, cost=1.0,
                           metrics={"cv_std": float(np.std(scores))})
 
+    # -- the fidelity (hpoflow.tasks.sklearn_fidelity) ---------------------------------------------------------------
+    def fold_indices(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The (train, validation) indices of the CV folds (those ``cross_val_score`` uses)."""
+        if self._folds is None:
+            self._folds = list(self.splitter().split(self.X, self.y))
+        return self._folds
+
+    def metric(self, y_true: np.ndarray, y_pred: np.ndarray) -> float:
+        """Accuracy, or R² for regression."""
+        if self.regression:
+            from sklearn.metrics import r2_score
+
+            return float(r2_score(y_true, y_pred))
+        return float(np.mean(y_pred == y_true))
+
+    def fresh_state(self, config: dict[str, Any], seed: int) -> Any:
+        from hpoflow.tasks.sklearn_fidelity import fresh_models
+
+        return fresh_models(self, config)  # the model seed is the task's, as without a fidelity
+
+    def advance(self, state: Any, config: dict[str, Any], start: float, stop: float) -> list[list[float]]:
+        from hpoflow.tasks.sklearn_fidelity import advance_models
+
+        return advance_models(self, state, int(start), int(stop))
+
+    def score(self, state: Any, config: dict[str, Any], curve: list[list[float]]) -> tuple[float, dict[str, float]]:
+        return curve[-1][1], {}
+
+    def noisy(self, value: float) -> tuple[float, float | None]:
+        if self.noise_std <= 0:
+            return value, None
+        return value + self.noise_std * float(self._rng.standard_normal()), value
+
 
 class ClassifierTask(SklearnTask):
     """``task=breast_cancer|wine|digits``: paper 004's rf/mlp/gb spaces on one classification dataset."""
 
     def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, fidelity: bool = False, min_resource: int = 0, max_resource: int = 0) -> None:
         if model not in ("rf", "mlp", "gb"):
             raise ValueError(f"task.model='{model}' is unknown; allowed: rf, mlp, gb")
         if dataset not in ("breast_cancer", "wine", "digits"):
             raise ValueError(f"task dataset '{dataset}' is unknown; allowed: breast_cancer, wine, digits")
-        super().__init__(dataset, model, folds, noise_std, seed, space="go_ucb", name=dataset)
+        super().__init__(dataset, model, folds, noise_std, seed, space="go_ucb", name=dataset, fidelity=fidelity,
+                         min_resource=min_resource, max_resource=max_resource)
 
 
 def make_classifier_task(name: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
-                         seed: int = 0) -> ClassifierTask:
-    return ClassifierTask(name, model, folds, noise_std, seed)
+                         seed: int = 0, fidelity: bool = False, min_resource: int = 0,
+                         max_resource: int = 0) -> ClassifierTask:
+    return ClassifierTask(name, model, folds, noise_std, seed, fidelity, min_resource, max_resource)
 
 
 def make_sklearn_task(dataset: str = "breast_cancer", model: str = "rf", space: str = "bayesmark", folds: int = 5,
-                      noise_std: float = 0.0, seed: int = 0, **_: object) -> SklearnTask:
-    return SklearnTask(dataset, model, folds, noise_std, seed, space=space)
+                      noise_std: float = 0.0, seed: int = 0, fidelity: bool = False, min_resource: int = 0,
+                      max_resource: int = 0, **_: object) -> SklearnTask:
+    return SklearnTask(dataset, model, folds, noise_std, seed, space=space, fidelity=fidelity,
+                       min_resource=min_resource, max_resource=max_resource)

@@ -9,6 +9,13 @@ paper's observation noise.
 
 Datasets: scikit-learn's bundled digits (8x8, stratified train/val/test split fixed by the seed) and
 MNIST from a local folder (torchvision, imported lazily; never downloaded).
+
+``task.fidelity=true`` (opt-in: without it every evaluation is exactly as before) trains in **epochs** instead:
+one epoch is a pass over the training set in a shuffled order (minibatches of ``batch_size``), the fidelity is
+``epochs`` in ``[min_epochs, epochs]`` and the cost is epochs trained. A trial's network and SGD state (momentum
+buffers) are kept per configuration id, so a promotion continues it (:mod:`hpoflow.tasks.continuation`);
+initialisation and each epoch's order come from ``(seed, config id)`` (``(seed, round)`` for a full evaluation),
+so a continued trial is the one trained straight to that level. The curve is the validation loss per epoch.
 """
 from __future__ import annotations
 
@@ -22,9 +29,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from hpoflow.core.fidelity import Fidelity
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import Float, Int, Parameter, SearchSpace
-from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.base import unobserved
+from hpoflow.tasks.continuation import Continuable
+from hpoflow.tasks.trial_states import TrialStates
 
 RANGES: dict[str, Parameter] = {
     "lr": Float("lr", 1e-3, 1.0, log=True), "momentum": Float("momentum", 0.0, 0.95),
@@ -114,8 +124,9 @@ ARCHITECTURES = {"cnn": make_cnn, "mlp": make_mlp}
 DEFAULT_WIDTH = {"cnn": 8, "mlp": 32}
 
 
-class TrainingTask(Task):
-    """Minimise the validation loss of a network trained with ``inner_steps`` SGD steps.
+class TrainingTask(Continuable):
+    """Minimise the validation loss of a network trained with ``inner_steps`` SGD steps (or, with a fidelity,
+    ``epochs`` passes over the training set).
 
     Attributes:
         inner_steps: N, the SGD steps per evaluation; None until resolved when built with ``auto``.
@@ -128,7 +139,7 @@ class TrainingTask(Task):
 
     def __init__(self, name: str, split: Split, arch: str, inner_steps: int | None, batch_size: int = 32,
                  tune: tuple[str, ...] = ("lr",), fixed: dict[str, float] | None = None, max_loss: float = 10.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, epochs: tuple[int, int] | None = None, capacity: int = 256) -> None:
         if arch not in ARCHITECTURES:
             raise ValueError(f"architecture '{arch}' is unknown; allowed: {', '.join(ARCHITECTURES)}")
         self.name, self.split, self.arch, self.seed = name, split, arch, seed
@@ -140,6 +151,8 @@ class TrainingTask(Task):
         if not self.fixed.get("width"):
             self.fixed["width"] = DEFAULT_WIDTH[arch]
         self.side = int(split.x_train.shape[-1])
+        self.fidelity = None if epochs is None else Fidelity("epochs", epochs[0], epochs[1], integer=True)
+        self.states = TrialStates(capacity)
 
     def resolve_inner_steps(self, steps: int) -> None:
         """Set N for a task built with ``inner_steps=auto`` (called by the bbo algorithms)."""
@@ -178,6 +191,8 @@ class TrainingTask(Task):
             return float(F.cross_entropy(out, y)), float((out.argmax(1) == y).double().mean())
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
+        if self.fidelity is not None:
+            return self.evaluate_full(config, round=round, observe=observe)
         if not observe:
             return unobserved()
         hp = self.hyperparameters(config)
@@ -194,6 +209,46 @@ class TrainingTask(Task):
                                    "diverged": float(diverged), "inner_steps": float(self.inner_steps)})  # type: ignore[arg-type]
 
 
+    # -- the fidelity: epochs, continued (hpoflow.tasks.continuation) --------------------------------------------
+    def _clip(self, v: float) -> float:
+        return self.max_loss if not math.isfinite(v) or v > self.max_loss else v
+
+    def fresh_state(self, config: dict[str, Any], seed: int) -> dict[str, Any]:
+        """A network initialised from ``seed`` and its SGD optimiser (momentum buffers are state too)."""
+        hp = self.hyperparameters(config)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            net = ARCHITECTURES[self.arch](self.side, int(hp["width"]))
+        opt = torch.optim.SGD(net.parameters(), lr=hp["lr"], momentum=hp["momentum"],
+                              weight_decay=hp["weight_decay"])
+        return {"net": net, "opt": opt, "seed": seed}
+
+    def advance(self, state: Any, config: dict[str, Any], start: float, stop: float) -> list[list[float]]:
+        """Epochs ``start + 1 .. stop``, each a pass in the order seeded by (trial seed, epoch); the validation
+        loss (clipped at ``max_loss``) after each."""
+        net, opt = state["net"], state["opt"]
+        n = self.split.x_train.shape[0]
+        curve = []
+        for epoch in range(int(start), int(stop)):
+            g = torch.Generator().manual_seed(state["seed"] * 1_000_003 + epoch)
+            net.train()
+            for b in torch.randperm(n, generator=g).split(self.batch_size):
+                opt.zero_grad(set_to_none=True)
+                F.cross_entropy(net(self.split.x_train[b]), self.split.y_train[b]).backward()
+                opt.step()
+            net.eval()
+            curve.append([float(epoch + 1), self._clip(self._loss_acc(net, self.split.x_val, self.split.y_val)[0])])
+        return curve
+
+    def score(self, state: Any, config: dict[str, Any], curve: list[list[float]]) -> tuple[float, dict[str, float]]:
+        net = state["net"]
+        val_loss, val_acc = self._loss_acc(net, self.split.x_val, self.split.y_val)
+        test_loss, test_acc = self._loss_acc(net, self.split.x_test, self.split.y_test)
+        diverged = not math.isfinite(val_loss) or val_loss > self.max_loss
+        return self._clip(val_loss), {"val_accuracy": val_acc, "test_loss": self._clip(test_loss),
+                                      "test_accuracy": test_acc, "diverged": float(diverged)}
+
+
 def _inner(inner_steps: Any, steps_scale: float = 1.0) -> int | None:
     """N for the task: ``inner_steps`` times a study's shrink factor (at least 1); None for ``auto``."""
     return None if inner_steps == "auto" else max(1, round(int(inner_steps) * steps_scale))
@@ -206,21 +261,25 @@ def _fixed(lr: float, momentum: float, weight_decay: float, width: int) -> dict[
 def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
                      lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                      val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
-                     path: str = "", steps_scale: float = 1.0, seed: int = 0) -> TrainingTask:
+                     path: str = "", steps_scale: float = 1.0, fidelity: bool = False, epochs: int = 27,
+                     min_epochs: int = 1, seed: int = 0) -> TrainingTask:
     """Registry factory of digits_cnn / digits_mlp (the architecture is the name's suffix)."""
     if path:
         raise ValueError(f"task.path={path!r} is not read by {name}: it trains on scikit-learn's bundled digits "
                          "(leave task.path empty; mnist_cnn is the task that reads a local folder)")
     split = load_digits_split(seed, val_fraction, test_fraction)
     return TrainingTask(name, split, name.rsplit("_", 1)[1], _inner(inner_steps, steps_scale), batch_size, tuple(tune),
-                        _fixed(lr, momentum, weight_decay, width), max_loss, seed)
+                        _fixed(lr, momentum, weight_decay, width), max_loss, seed,
+                        epochs=(min_epochs, epochs) if fidelity else None)
 
 
 def make_mnist_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
                     lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                     val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
-                    path: str = "", steps_scale: float = 1.0, seed: int = 0) -> TrainingTask:
+                    path: str = "", steps_scale: float = 1.0, fidelity: bool = False, epochs: int = 27,
+                    min_epochs: int = 1, seed: int = 0) -> TrainingTask:
     """Registry factory of mnist_cnn (reads ``path``; test_fraction is unused: MNIST has its own test set)."""
     split = load_mnist_split(path, seed, val_fraction)
     return TrainingTask(name, split, "cnn", _inner(inner_steps, steps_scale), batch_size, tuple(tune),
-                        _fixed(lr, momentum, weight_decay, width), max_loss, seed)
+                        _fixed(lr, momentum, weight_decay, width), max_loss, seed,
+                        epochs=(min_epochs, epochs) if fidelity else None)

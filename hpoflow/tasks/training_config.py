@@ -17,6 +17,8 @@ class TrainingConfig:
     fixed values below. Ranges: lr in [1e-3, 1] (log), momentum in [0, 0.95], weight_decay in
     [1e-6, 1e-1] (log), width in [2, 32] (log; conv channels or hidden units).
     ``inner_steps=auto`` lets a bbo algorithm set N = algo.steps_per_round * budget.rounds.
+    ``fidelity=true`` trains in epochs instead (passes over the training set; ``inner_steps`` is then not read):
+    the fidelity ``epochs`` in [min_epochs, epochs], continued per trial by multi-fidelity methods.
     """
 
     name: str = "digits_cnn"
@@ -32,6 +34,9 @@ class TrainingConfig:
     max_loss: float = 10.0            # a diverged run (non-finite or larger loss) reports this value
     path: str = ""                    # mnist_cnn: folder holding torchvision's MNIST/raw files
     steps_scale: float = 1.0          # N = round(inner_steps * steps_scale): a study's shrink of the paper's N
+    fidelity: bool = False            # opt-in: epochs as the fidelity (without it, evaluations are as before)
+    epochs: int = 27                  # full fidelity (with fidelity=true): 27 = 3^3, four rungs at eta = 3
+    min_epochs: int = 1               # lowest fidelity (with fidelity=true)
 
     def __post_init__(self) -> None:
         if self.inner_steps != "auto" and (isinstance(self.inner_steps, bool) or not isinstance(self.inner_steps, int)
@@ -57,17 +62,28 @@ class TrainingConfig:
             raise ValueError(f"task.steps_scale={self.steps_scale} must be in (0, 1e6]")
         if self.max_loss <= 0:
             raise ValueError(f"task.max_loss={self.max_loss} must be > 0")
+        if not isinstance(self.fidelity, bool):
+            raise ValueError(f"task.fidelity={self.fidelity!r} must be true or false")
+        for key in ("epochs", "min_epochs"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"task.{key}={value!r} must be a whole number >= 1")
+        if self.min_epochs > self.epochs:
+            raise ValueError(f"task.min_epochs={self.min_epochs} > task.epochs={self.epochs}; allowed: "
+                             "1 <= min_epochs <= epochs")
 
 
 _TRAIN = "hpoflow.tasks.training"
 BUILTINS = [
     task("digits_cnn", f"{_TRAIN}:make_digits_task", TrainingConfig,
-         "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         "train a 2-conv + 1-FC net with task.inner_steps SGD steps on sklearn digits; minimise val loss; "
+         "task.fidelity=true: epochs as a fidelity",
          smoke=("task.inner_steps=20",)),
     task("digits_mlp", f"{_TRAIN}:make_digits_task", TrainingConfig,
-         "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss",
+         "train a one-hidden-layer MLP with task.inner_steps SGD steps on sklearn digits; minimise val loss; "
+         "task.fidelity=true: epochs as a fidelity",
          smoke=("task.inner_steps=20",)),
     task("mnist_cnn", f"{_TRAIN}:make_mnist_task", TrainingConfig,
-         "the digits_cnn task on MNIST read from task.path (torchvision; never downloads)",
+         "the digits_cnn task on MNIST read from task.path (torchvision; never downloads); task.fidelity=true: epochs",
          smoke=("task.inner_steps=20", "task.path=data/mnist")),
 ]
