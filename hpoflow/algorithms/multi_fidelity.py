@@ -49,13 +49,14 @@ class MultiFidelity(AskTellAlgorithm):
         self.levels = rung_levels(fidelity, config.eta, config.min_fidelity)
         self.scheduler = make_scheduler(config, self.levels)
         dim, seed = ctx.task.space.dim, ctx.generator_seed(29)
+        candidates = None if ctx.task.candidates is None else ctx.task.candidates.double().tolist()  # m x d
         self.searcher: Searcher
         if config.searcher == "gp":
             self.model_protocol_check(ctx)
             self.searcher = GPSearcher(dim, seed, lambda: self.new_surrogate(ctx, config.name), self._maximize,
-                                       config.min_points, config.random_fraction)
+                                       config.min_points, config.random_fraction, candidates)
         else:
-            self.searcher = RandomSearcher(dim, seed)
+            self.searcher = RandomSearcher(dim, seed, candidates)
         self.ctx = ctx
         self.points: dict[int, list[float]] = {}  # config id -> its point in [0, 1]^d
         self.jobs: dict[int, Job] = {}  # id(suggestion) -> the job it runs

@@ -30,24 +30,32 @@ class Searcher(Protocol):
 
 
 class RandomSearcher:
-    """Uniform points of ``[0, 1]^dim`` from a seeded ``random.Random`` (its state is plain JSON)."""
+    """Uniform points of ``[0, 1]^dim`` from a seeded ``random.Random`` (its state is plain JSON); on a task with a
+    finite candidate set (``candidates``: ``m`` points), a uniform candidate not proposed before while any is left."""
 
-    def __init__(self, dim: int, seed: int) -> None:
-        self.dim, self.rng = dim, random.Random(seed)
+    def __init__(self, dim: int, seed: int, candidates: list[list[float]] | None = None) -> None:
+        self.dim, self.rng, self.candidates = dim, random.Random(seed), candidates
+        self.used: set[int] = set()
 
     def propose(self) -> list[float]:
-        return [self.rng.random() for _ in range(self.dim)]
+        if self.candidates is None:
+            return [self.rng.random() for _ in range(self.dim)]
+        fresh = [i for i in range(len(self.candidates)) if i not in self.used] or list(range(len(self.candidates)))
+        i = fresh[self.rng.randrange(len(fresh))]
+        self.used.add(i)
+        return list(self.candidates[i])
 
     def observe(self, u: list[float], rung: int, reward: float | None) -> None:
         """Random search ignores what it observes."""
 
     def state_dict(self) -> dict[str, Any]:
         version, internal, gauss = self.rng.getstate()
-        return {"rng": [version, list(internal), gauss]}
+        return {"rng": [version, list(internal), gauss], "used": sorted(self.used)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         version, internal, gauss = state["rng"]
         self.rng.setstate((version, tuple(internal), gauss))
+        self.used = set(state.get("used", []))
 
 
 class GPSearcher(RandomSearcher):
@@ -59,8 +67,9 @@ class GPSearcher(RandomSearcher):
     """
 
     def __init__(self, dim: int, seed: int, model_factory: Callable[[], Any], maximize: Callable[..., Any],
-                 min_points: int | None = None, random_fraction: float = 1 / 3) -> None:
-        super().__init__(dim, seed)
+                 min_points: int | None = None, random_fraction: float = 1 / 3,
+                 candidates: list[list[float]] | None = None) -> None:
+        super().__init__(dim, seed, candidates)
         self.model_factory, self.maximize = model_factory, maximize
         self.min_points = dim + 2 if min_points is None else min_points
         self.random_fraction, self.seed = random_fraction, seed
@@ -103,7 +112,11 @@ class GPSearcher(RandomSearcher):
         generator = torch.Generator().manual_seed(self.seed * 7919 + self.proposed)
         x, _ = self.maximize(acq, generator, X[int(torch.argmax(y))])
         self.last_rung = rung
-        return [float(v) for v in x.reshape(-1)]
+        u = [float(v) for v in x.reshape(-1)]
+        if self.candidates is not None:  # a candidate: never proposed again by the random part
+            key = [round(v, 12) for v in u]
+            self.used.update(i for i, c in enumerate(self.candidates) if [round(v, 12) for v in c] == key)
+        return u
 
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "proposed": self.proposed,

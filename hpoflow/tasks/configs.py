@@ -148,7 +148,8 @@ class ReplayConfig:
     """Recorded learning curves replayed (hpoflow.tasks.replay): a finite configuration set of a real task."""
 
     name: str = "lc_replay"
-    benchmark: str = "digits_mlp"  # a file of hpoflow/tasks/curves (scripts/record_curves.py writes them)
+    benchmark: str = "digits_mlp"  # digits_mlp | breast_cancer_mlp | digits_gb | breast_cancer_gb | digits_cnn, or a
+    # .json.gz file that scripts/record_curves.py wrote
 
 
 _SYN = "hpoflow.tasks.synthetic"

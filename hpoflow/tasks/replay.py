@@ -33,15 +33,15 @@ def benchmarks() -> list[str]:
 
 @lru_cache(maxsize=8)
 def load_benchmark(name: str) -> dict[str, Any]:
-    """The recorded benchmark ``name`` (see the module doc).
+    """The recorded benchmark ``name`` (see the module doc), or the file ``name`` when it ends in ``.json.gz``.
 
     Raises:
         ValueError: no such file (one line naming the ones there are).
     """
-    path = CURVES / f"{name}.json.gz"
+    path = Path(name).expanduser() if name.endswith(".json.gz") else CURVES / f"{name}.json.gz"
     if not path.is_file():
-        raise ValueError(f"task.benchmark='{name}' is unknown; allowed: {', '.join(benchmarks()) or 'none shipped'} "
-                         "(scripts/record_curves.py records more)")
+        raise ValueError(f"task.benchmark='{name}' is unknown; allowed: {', '.join(benchmarks()) or 'none shipped'}, "
+                         "or a .json.gz file that scripts/record_curves.py wrote")
     with gzip.open(path, "rt") as fh:
         data: dict[str, Any] = json.load(fh)
     return data
@@ -62,7 +62,8 @@ class ReplayTask(Task):
         self.configs: list[dict[str, Any]] = data["configs"]
         self.curves: list[list[float]] = data["curves"]  # n x max: the value after each unit
         self.seconds: list[float] = data["seconds"]      # n: training seconds to the full level
-        self.candidates = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])
+        self.points = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])  # n x d
+        self.candidates = self.points
         self._index = {_key(self.space.encode(c, torch.float64).tolist()): i for i, c in enumerate(self.configs)}
         finals = [c[-1] for c in self.curves]
         self.optimum = min(finals) if self.direction is Direction.MINIMIZE else max(finals)
@@ -74,7 +75,7 @@ class ReplayTask(Task):
 
         u = self.space.encode(config, torch.float64)
         i = self._index.get(_key(u.tolist()))
-        return i if i is not None else int(torch.cdist(u[None], self.candidates).argmin())
+        return i if i is not None else int(torch.cdist(u[None], self.points).argmin())
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
         assert self.fidelity is not None

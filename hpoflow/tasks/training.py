@@ -19,6 +19,7 @@ so a continued trial is the one trained straight to that level. The curve is the
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -107,6 +108,15 @@ def load_mnist_split(path: str, seed: int, val_fraction: float = 0.2) -> Split:
     return Split(*_tensors(X[tr], y[tr], 28), *_tensors(X[va], y[va], 28), *_tensors(Xt, yt, 28))
 
 
+def resolve_device(device: str) -> str:
+    """``cpu``, ``cuda`` (refused in one line where torch sees no GPU) or ``auto`` (cuda where there is one)."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("task.device=cuda: torch sees no CUDA GPU here; allowed: cpu, auto")
+    return device
+
+
 def make_cnn(side: int, width: int, classes: int = 10) -> nn.Module:
     """The paper's shape: two 3x3 conv layers (each ReLU + 2x2 max-pool) and one fully connected layer."""
     return nn.Sequential(
@@ -139,7 +149,8 @@ class TrainingTask(Continuable):
 
     def __init__(self, name: str, split: Split, arch: str, inner_steps: int | None, batch_size: int = 32,
                  tune: tuple[str, ...] = ("lr",), fixed: dict[str, float] | None = None, max_loss: float = 10.0,
-                 seed: int = 0, epochs: tuple[int, int] | None = None, capacity: int = 256) -> None:
+                 seed: int = 0, epochs: tuple[int, int] | None = None, capacity: int = 256,
+                 device: str = "cpu") -> None:
         if arch not in ARCHITECTURES:
             raise ValueError(f"architecture '{arch}' is unknown; allowed: {', '.join(ARCHITECTURES)}")
         self.name, self.split, self.arch, self.seed = name, split, arch, seed
@@ -150,6 +161,10 @@ class TrainingTask(Continuable):
         self.fixed = {"lr": 0.1, "momentum": 0.0, "weight_decay": 0.0, **(fixed or {})}
         if not self.fixed.get("width"):
             self.fixed["width"] = DEFAULT_WIDTH[arch]
+        self.device = torch.device(resolve_device(device))
+        if self.device.type != "cpu":  # the data lives where the network trains (the split is small)
+            split = Split(*(getattr(split, f.name).to(self.device) for f in dataclasses.fields(split)))
+            self.split = split
         self.side = int(split.x_train.shape[-1])
         self.fidelity = None if epochs is None else Fidelity("epochs", epochs[0], epochs[1], integer=True)
         self.states = TrialStates(capacity)
@@ -172,12 +187,12 @@ class TrainingTask(Continuable):
         seed = self.seed * 1_000_003 + round
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            net = ARCHITECTURES[self.arch](self.side, int(hp["width"]))
+            net = ARCHITECTURES[self.arch](self.side, int(hp["width"])).to(self.device)
         opt = torch.optim.SGD(net.parameters(), lr=hp["lr"], momentum=hp["momentum"],
                               weight_decay=hp["weight_decay"])
         g = torch.Generator().manual_seed(seed)
         n = self.split.x_train.shape[0]
-        batches = torch.randint(0, n, (self.inner_steps, self.batch_size), generator=g)
+        batches = torch.randint(0, n, (self.inner_steps, self.batch_size), generator=g).to(self.device)
         net.train()
         for b in batches:
             opt.zero_grad(set_to_none=True)
@@ -218,7 +233,7 @@ class TrainingTask(Continuable):
         hp = self.hyperparameters(config)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            net = ARCHITECTURES[self.arch](self.side, int(hp["width"]))
+            net = ARCHITECTURES[self.arch](self.side, int(hp["width"])).to(self.device)
         opt = torch.optim.SGD(net.parameters(), lr=hp["lr"], momentum=hp["momentum"],
                               weight_decay=hp["weight_decay"])
         return {"net": net, "opt": opt, "seed": seed}
@@ -232,7 +247,7 @@ class TrainingTask(Continuable):
         for epoch in range(int(start), int(stop)):
             g = torch.Generator().manual_seed(state["seed"] * 1_000_003 + epoch)
             net.train()
-            for b in torch.randperm(n, generator=g).split(self.batch_size):
+            for b in torch.randperm(n, generator=g).to(self.device).split(self.batch_size):
                 opt.zero_grad(set_to_none=True)
                 F.cross_entropy(net(self.split.x_train[b]), self.split.y_train[b]).backward()
                 opt.step()
@@ -262,7 +277,7 @@ def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tu
                      lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                      val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
                      path: str = "", steps_scale: float = 1.0, fidelity: bool = False, epochs: int = 27,
-                     min_epochs: int = 1, seed: int = 0) -> TrainingTask:
+                     min_epochs: int = 1, device: str = "cpu", seed: int = 0) -> TrainingTask:
     """Registry factory of digits_cnn / digits_mlp (the architecture is the name's suffix)."""
     if path:
         raise ValueError(f"task.path={path!r} is not read by {name}: it trains on scikit-learn's bundled digits "
@@ -270,16 +285,16 @@ def make_digits_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tu
     split = load_digits_split(seed, val_fraction, test_fraction)
     return TrainingTask(name, split, name.rsplit("_", 1)[1], _inner(inner_steps, steps_scale), batch_size, tuple(tune),
                         _fixed(lr, momentum, weight_decay, width), max_loss, seed,
-                        epochs=(min_epochs, epochs) if fidelity else None)
+                        epochs=(min_epochs, epochs) if fidelity else None, device=device)
 
 
 def make_mnist_task(name: str, inner_steps: Any = 500, batch_size: int = 32, tune: Any = ("lr",),
                     lr: float = 0.1, momentum: float = 0.0, weight_decay: float = 0.0, width: int = 0,
                     val_fraction: float = 0.2, test_fraction: float = 0.2, max_loss: float = 10.0,
                     path: str = "", steps_scale: float = 1.0, fidelity: bool = False, epochs: int = 27,
-                    min_epochs: int = 1, seed: int = 0) -> TrainingTask:
+                    min_epochs: int = 1, device: str = "cpu", seed: int = 0) -> TrainingTask:
     """Registry factory of mnist_cnn (reads ``path``; test_fraction is unused: MNIST has its own test set)."""
     split = load_mnist_split(path, seed, val_fraction)
     return TrainingTask(name, split, "cnn", _inner(inner_steps, steps_scale), batch_size, tuple(tune),
                         _fixed(lr, momentum, weight_decay, width), max_loss, seed,
-                        epochs=(min_epochs, epochs) if fidelity else None)
+                        epochs=(min_epochs, epochs) if fidelity else None, device=device)

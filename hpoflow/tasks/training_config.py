@@ -37,8 +37,11 @@ class TrainingConfig:
     fidelity: bool = False            # opt-in: epochs as the fidelity (without it, evaluations are as before)
     epochs: int = 27                  # full fidelity (with fidelity=true): 27 = 3^3, four rungs at eta = 3
     min_epochs: int = 1               # lowest fidelity (with fidelity=true)
+    device: str = "cpu"               # cpu | cuda | auto (cuda where torch sees a GPU): where the network trains
 
     def __post_init__(self) -> None:
+        if self.device not in ("cpu", "cuda", "auto"):
+            raise ValueError(f"task.device='{self.device}' is unknown; allowed: cpu, cuda, auto")
         if self.inner_steps != "auto" and (isinstance(self.inner_steps, bool) or not isinstance(self.inner_steps, int)
                                            or self.inner_steps < 1):
             raise ValueError(f"task.inner_steps={self.inner_steps!r} must be a positive integer or auto")
