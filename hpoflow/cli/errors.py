@@ -66,6 +66,7 @@ def install() -> None:
     """Wrap Hydra's error reporter so that composition errors print one line and exit with status 2."""
     from hydra._internal import utils
 
+    from hpoflow.core.signals import Interrupted
     from hpoflow.store.params import mask_secrets
 
     original: Callable[[Any], Any] = utils.run_and_report
@@ -77,6 +78,13 @@ def install() -> None:
             return original(func)
         try:
             return func()
+        except Interrupted as ex:  # a sweep's launching process (its workers already stopped, their runs KILLED)
+            from hpoflow.store.callbacks import close_open_studies
+
+            close_open_studies(interrupted=True)
+            print(f"Error: {ex}: the sweep's workers were stopped and its unfinished runs are KILLED with every "
+                  "completed round logged; run the same command again to resume them", file=sys.stderr, flush=True)
+            sys.exit(ex.exit_code)
         except JobFailed as ex:  # raised by the sweeper after every job of the batch has run
             from hpoflow.store.callbacks import close_open_studies
 

@@ -42,6 +42,7 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.store.health import StoreLost
     from hpoflow.store.params import mask_secrets
     from hpoflow.store.resume import plan_job
+    from hpoflow.store.sweep_signals import idle_worker, in_worker, leave_worker
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -82,9 +83,13 @@ def run_job(cfg: DictConfig) -> None:
             exit_without_store_cleanup(1)
         fail(message, 1)
     except Interrupted as exc:  # the run is KILLED with every completed round logged: one line, 128 + signal
+        if in_worker():  # a process launcher's worker: the launching process prints the sweep's one line
+            leave_worker(exc.exit_code)
         message = interrupted_message(exc, hc.runtime.output_dir, cfg.get("resume"))
         print(f"Error: {mask_secrets(message)}", file=sys.stderr, flush=True)
         sys.exit(exc.exit_code)
+    finally:
+        idle_worker()  # between jobs a worker leaves quietly on a signal
 
 
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,

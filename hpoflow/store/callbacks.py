@@ -5,7 +5,8 @@ to create the schema), checks an ``experiment=`` study against the command's ove
 parent run and hands its id to every job by appending overrides to ``hydra.overrides.hydra``: Hydra composes
 every job's config from that list (``load_sweep_config``), whichever launcher runs it. ``on_multirun_end``
 prints the study's account and ends the parent run; a sweep that stops early (a failed job, Ctrl-C) ends it
-from ``close_open_studies`` or at exit.
+from ``close_open_studies`` or at exit. The launching process stops its workers on SIGTERM/SIGINT
+(:mod:`hpoflow.store.sweep_signals`).
 """
 from __future__ import annotations
 
@@ -98,7 +99,9 @@ class StudyCallback(Callback):
             make_client,
         )
         from hpoflow.store.params import redact_tree
+        from hpoflow.store.sweep_signals import install as stop_workers_on_signals
 
+        stop_workers_on_signals()  # a process launcher's workers are stopped with the sweep, never orphaned
         launcher = OmegaConf.to_container(config.hydra.launcher, resolve=False)
         problem = check_launcher(launcher if isinstance(launcher, dict) else {})  # type: ignore[arg-type]
         if problem:  # before any job is built or submitted
@@ -151,7 +154,7 @@ class StudyCallback(Callback):
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         account = self.close()
-        if account is not None and (account.failed or account.running):
+        if account is not None and (account.failed or account.killed or account.running):
             sys.exit(1)
 
     def close(self, interrupted: bool = False) -> Any:
@@ -176,10 +179,11 @@ def overrides_list(config: Any) -> list[str]:
     return [str(o) for o in config.hydra.overrides.task]
 
 
-def close_open_studies() -> None:
-    """End every study this process opened (a sweep stopped by a failed job): counts, status, account."""
+def close_open_studies(interrupted: bool = False) -> None:
+    """End every study this process opened (a sweep stopped by a failed job, or by a signal: ``interrupted``, the
+    parent run KILLED): counts, status, account."""
     for callback in _OPEN.copy():  # close() removes the callback from _OPEN
-        callback.close()
+        callback.close(interrupted=interrupted)
 
 
 InitStoreCallback = StudyCallback  # the name configs of earlier versions use
