@@ -57,7 +57,7 @@ def run_job(cfg: DictConfig) -> None:
         sys.exit(status)
 
     try:
-        raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+        raw = resolved(cfg)
         settings = validate(raw)  # type: ignore[arg-type]
         experiment = hc.runtime.choices.get("experiment")
         if experiment and not multirun:
@@ -90,6 +90,22 @@ def run_job(cfg: DictConfig) -> None:
         sys.exit(exc.exit_code)
     finally:
         idle_worker()  # between jobs a worker leaves quietly on a signal
+
+
+def resolved(cfg: DictConfig) -> dict[str, Any]:
+    """The job's config with every interpolation resolved; an unresolvable one (an unset ``${oc.env:X}``, a value
+    of the wrong type) is a ConfigError naming the key."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    from hpoflow.config.settings import ConfigError
+
+    try:
+        return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None)
+        reason = str(getattr(exc, "msg", None) or exc).splitlines()[0]
+        raise ConfigError(f"{key}: {reason}; allowed: a value of the setting's type (an environment variable "
+                          "that is set)" if key else reason) from None
 
 
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,
