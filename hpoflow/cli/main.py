@@ -58,12 +58,12 @@ def run_job(cfg: DictConfig) -> None:
 
     try:
         raw = resolved(cfg)
-        settings = validate(raw)  # type: ignore[arg-type]
+        settings = validate(raw)
         experiment = hc.runtime.choices.get("experiment")
         if experiment and not multirun:
             raise ConfigError(f"experiment={experiment} is a study (a sweep): run it with -m "
                               f"(python -m hpoflow -m experiment={experiment})")
-        plan = plan_job(settings, list(hc.overrides.task), raw, multirun)  # type: ignore[arg-type]
+        plan = plan_job(settings, list(hc.overrides.task), raw, multirun)
         if isinstance(plan, str):  # a study re-run: this job's run is already FINISHED (or kept FAILED)
             print(f"job {hc.job.num}: {plan}", flush=True)
             return
