@@ -99,6 +99,7 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("sweep folder is a file", ["-m", f"hydra.sweep.dir={REPO / 'pyproject.toml'}", "seed=0,1"], "pyproject.toml"),
     ("in-memory SQLite", ["tracking.uri=sqlite://"], "tracking.uri='sqlite://'"),
     ("in-memory SQLite, named", ["tracking.uri=sqlite:///:memory:"], "in-memory"),
+    ("dead PostgreSQL", [f"tracking.uri=postgresql+psycopg2://bob:{SECRET}@127.0.0.1:1/mlflow"], "tracking.uri"),
     ("session cookie in clear", ["+task.session_cookie=" + SECRET], "session_cookie"),
 ]
 
