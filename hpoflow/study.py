@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.api import Result, open_library_run, result_of
 from hpoflow.config.compose import library_settings
+from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError
 from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion, as_evaluation
 from hpoflow.core.space import SearchSpace, parse_space
@@ -88,6 +90,7 @@ class Study:
             goal = Direction(direction)
         except ValueError:
             raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
+        check_arguments(name=name)
         task = FunctionTask(parse_space(space), None, goal, name or "study", optimum)
         s = library_settings(algo, task.description(), seed=seed, rounds=rounds, tracking=tracking,
                              surrogate=surrogate, hardware=hardware, on_error=on_error, algo_settings=settings)
@@ -166,6 +169,8 @@ class Study:
         elif value is None:
             raise ValueError(f"tell(trial {trial.number}, value) needs a value, or failed='...'")
         else:
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max:
+                value = math.inf if value > 0 else -math.inf  # beyond a float (10**400): a non-finite value, a failure
             outcome = outcome_of(as_evaluation(value), trial.config, True)
         del self._trials[trial.number]
         record = self._run.loop.tell(s, outcome)

@@ -12,8 +12,9 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from hpoflow.core.space import MAX_DIM
+
 MAX_ROUNDS = 1_000_000
-MAX_DIM = 10_000
 MAX_SEED = 2**32 - 1  # NumPy's limit (torch accepts more; one limit for all three RNGs)
 MAX_INT = 10**9       # any other integer setting: no option of hpoflow needs more
 MAX_NAME = 250        # run and experiment names
