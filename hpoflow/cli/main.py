@@ -9,6 +9,7 @@ FAILED); Hydra's sweeper still runs every other job of the sweep and exits non-z
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.cli.errors import JobFailed
     from hpoflow.cli.outputs import (
         RUN_LOST,
+        disk_full_message,
         exit_without_store_cleanup,
         interrupted_message,
         lost_message,
@@ -39,13 +41,14 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.core.signals import Interrupted
     from hpoflow.core.signals import install as install_signal_handlers
     from hpoflow.runner.loop import ObjectiveError
-    from hpoflow.store.health import StoreLost
+    from hpoflow.store.health import StoreLost, disk_full
     from hpoflow.store.params import mask_secrets
     from hpoflow.store.resume import plan_job
     from hpoflow.store.sweep_signals import idle_worker, in_worker, leave_worker
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # a traceback per error; ours: one line
     install_signal_handlers()
     mask_hydra_outputs(hc)
 
@@ -82,6 +85,12 @@ def run_job(cfg: DictConfig) -> None:
             print(f"Error: {message}", file=sys.stderr, flush=True)
             exit_without_store_cleanup(1)
         fail(message, 1)
+    except Exception as exc:  # a full disk under the store or the run folder: the run is FAILED, resumable
+        if not disk_full(exc) or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"Error: {mask_secrets(disk_full_message(hc.runtime.output_dir, cfg.get('resume')))}", file=sys.stderr,
+              flush=True)
+        exit_without_store_cleanup(1)  # closing SQLite would write into the full disk again
     except Interrupted as exc:  # the run is KILLED with every completed round logged: one line, 128 + signal
         if in_worker():  # a process launcher's worker: the launching process prints the sweep's one line
             leave_worker(exc.exit_code)
