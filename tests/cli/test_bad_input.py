@@ -86,7 +86,7 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
      "broken.yaml, line 4"),
     ("env var of the wrong type", ["seed=${oc.env:HOME}"], "seed:"),
     ("unset env var", ["tracking.experiment=${oc.env:HPOFLOW_SURELY_UNSET}"], "HPOFLOW_SURELY_UNSET"),
-    ("run folder under /proc", ["hydra.run.dir=/proc/hpoflow/x"], "/proc/hpoflow/x"),
+    ("run folder under /proc", ["hydra.run.dir=/proc/hpoflow/x"], "cannot create the output folder /proc/hpoflow"),
     ("run folder is a file", [f"hydra.run.dir={REPO / 'pyproject.toml'}"], "pyproject.toml (File exists)"),
     ("remove the task", ["~task"], "~task"),
     ("remove the budget", ["~budget"], "~budget"),
@@ -100,6 +100,7 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("in-memory SQLite", ["tracking.uri=sqlite://"], "tracking.uri='sqlite://'"),
     ("in-memory SQLite, named", ["tracking.uri=sqlite:///:memory:"], "in-memory"),
     ("dead PostgreSQL", [f"tracking.uri=postgresql+psycopg2://bob:{SECRET}@127.0.0.1:1/mlflow"], "tracking.uri"),
+    ("resume an unknown run id", ["resume=0123456789abcdef0123456789abcdef"], "no such MLflow run"),
     ("session cookie in clear", ["+task.session_cookie=" + SECRET], "session_cookie"),
 ]
 
