@@ -23,7 +23,9 @@ MAX_LINE = 16_384  # characters of one line that are masked and echoed; the rest
 def mask_line(line: str) -> str:
     """:func:`mask_secrets` of one line, at most :data:`MAX_LINE` characters of it, so the cost is bounded whatever
     the line's length. The line is cut after a space (else after a ``/`` or ``@``, which no secret's value spans
-    without its key or scheme before them) and the cut token, which a secret may run on past, becomes ``***``."""
+    without its key or scheme before them) and the cut token, which a secret may run on past, becomes ``***``; a
+    head with no space, ``/``, ``@``, ``=`` or ``:`` (one long word: a hash, a number) holds no secret's start and is
+    shown whole."""
     if len(line) <= MAX_LINE:
         return mask_secrets(line)
     body = line.rstrip("\r\n")
@@ -31,8 +33,10 @@ def mask_line(line: str) -> str:
     cut = max(head.rfind(" "), head.rfind("\t"))
     if cut < 0:
         cut = max(head.rfind("/"), head.rfind("@"))
-    hidden = len(body) - cut - 1
-    return f"{mask_secrets(head[:cut + 1])}{REDACTED} [... {hidden:,} more characters not shown]{line[len(body):]}"
+    plain = cut < 0 and "=" not in head and ":" not in head
+    shown = head if plain else f"{mask_secrets(head[:cut + 1])}{REDACTED}"
+    hidden = len(body) - (len(head) if plain else cut + 1)
+    return f"{shown} [... {hidden:,} more characters not shown]{line[len(body):]}"
 
 
 def mask_lines(text: str) -> str:

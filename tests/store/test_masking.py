@@ -83,8 +83,12 @@ def test_a_long_line_is_masked_and_echoed_up_to_the_cap_only():
             line = word * (pad // 5) + "w" * (pad % 5) + tail + word * 200_000 + "\n"
             out = mask_line(line)
             assert PW not in out and PW[:4] not in out and len(out) < MAX_LINE + 100 and out.endswith("shown]\n")
-    out = mask_line("a" * 10**6)  # no space, no slash: nothing of the head can be told from a secret
-    assert out == "*** [... 1,000,000 more characters not shown]"
+    out = mask_line("a" * 10**6)  # one long word: no secret can start in it
+    assert out == "a" * MAX_LINE + f" [... {10**6 - MAX_LINE:,} more characters not shown]"
+    out = mask_line("k=" + "a" * 10**6)  # no space, no slash, a value: nothing of the head can be told from a secret
+    assert out == "*** [... 1,000,002 more characters not shown]"
+    out = mask_line("token:" + "a" * 10**6)
+    assert out == "*** [... 1,000,006 more characters not shown]"
     raw = io.StringIO()
     stream = MaskedStream(raw)
     stream.write("ok line\n" + "y " * 10**6 + "\nlast\n")
