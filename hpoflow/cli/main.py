@@ -3,7 +3,9 @@ re-run study), build and run it through :mod:`hpoflow.runner`, print the summary
 
 Exit status: 0 done, 1 the run failed (objective error under ``on_error=fail``, the store vanished or became
 read-only, another process took the run over), 2 bad config or a refused resume, 128 + N after signal N
-(SIGTERM: 143, Ctrl-C: 130; the run is KILLED with every completed round logged and can be resumed).
+(SIGTERM: 143, Ctrl-C: 130; the run is KILLED with every completed round logged and can be resumed; a sweep under
+a process launcher, joblib or submitit_local, stops its workers first: :mod:`hpoflow.store.sweep_signals`).
+A full disk under the store or the run folder: one line, exit 1, the run FAILED and resumable.
 In a multirun, a failing job prints its one-line error and is recorded as failed (its MLflow run is
 FAILED); Hydra's sweeper still runs every other job of the sweep and exits non-zero at the end.
 """
