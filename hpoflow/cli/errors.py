@@ -80,11 +80,15 @@ def _twice(seen: dict[str, str], key: str, arg: str) -> str | None:
 
 def setup_error(ex: BaseException) -> str | None:
     """One line for what fails before a job runs: a broken YAML file in the config folders, a run or sweep folder
-    Hydra cannot create (``hydra.run.dir`` under ``/proc``, on a file); None for anything else."""
+    Hydra cannot create (``hydra.run.dir`` under ``/proc``, on a file), a launcher's ConfigError; else None."""
     import traceback
 
     import yaml
 
+    from hpoflow.config.settings import ConfigError
+
+    if isinstance(ex, ConfigError):  # raised outside a job: a launcher (Ray that cannot start)
+        return str(ex)
     if isinstance(ex, yaml.YAMLError):
         mark = getattr(ex, "problem_mark", None)
         where = f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}" if mark else "a config file"
