@@ -12,6 +12,7 @@ from typing import Any
 
 from hpoflow.algorithms.base import Algorithm
 from hpoflow.config.compose import library_settings
+from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
 from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
@@ -145,6 +146,7 @@ def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Dir
 
     if not callable(fn):
         raise ConfigError(f"fn={fn!r} must be callable as fn(config) -> float")
+    check_arguments(name=name, progress=progress)
     task = function_task(fn, space, direction, name, optimum, fidelity)
     s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost), tracking=tracking,
                          surrogate=surrogate, hardware=hardware, on_error=on_error, algo_settings=settings,

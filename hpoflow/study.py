@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -18,6 +19,7 @@ from hpoflow.algorithms.base import AskTellAlgorithm
 from hpoflow.algorithms.schedulers import RungStopper
 from hpoflow.api import Result, budget_rounds, function_task, open_library_run, result_of
 from hpoflow.config.compose import library_settings
+from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError
 from hpoflow.core.fidelity import rung_levels
 from hpoflow.core.records import Direction, Evaluation, Failure, Record, RunStatus, Suggestion, as_evaluation
@@ -132,6 +134,7 @@ class Study:
             goal = Direction(direction)
         except ValueError:
             raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
+        check_arguments(name=name)
         task = function_task(None, space, goal, name or "study", optimum, fidelity)
         s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost),
                              tracking=tracking, surrogate=surrogate, hardware=hardware, on_error=on_error,
@@ -240,6 +243,8 @@ class Study:
         elif value is None and not trial.reports:
             raise ValueError(f"tell(trial {trial.number}, value) needs a value, or failed='...'")
         else:
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max:
+                value = math.inf if value > 0 else -math.inf  # beyond a float (10**400): a non-finite value, a failure
             outcome = outcome_of(self._evaluation(trial, value), trial.config, True)
         del self._trials[trial.number]
         record = self._run.loop.tell(s, outcome)

@@ -14,6 +14,8 @@ from typing import Any
 
 from hpoflow.config.compose import one_line
 
+GROUPS = ("algo", "task", "surrogate", "hardware", "tracking")  # conf/config.yaml's groups a run needs
+REQUIRED = (*GROUPS, "seed", "budget", "on_error", "progress", "checkpoint_every", "sweep", "resume")
 MAX_DIGITS = 4300  # Python reads longer integers only after sys.set_int_max_str_digits
 _OPTIONS_WITH_VALUE = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn", "--cfg", "-c",
                        "--package", "-p", "--info", "-i", "--experimental-rerun")
@@ -24,11 +26,14 @@ def argv_error(argv: list[str]) -> str | None:
 
     * an override after an option that follows other overrides (``algo=random --config-dir X task=branin``):
       argparse reads the options first, so the later overrides would be "unrecognized arguments";
-    * a number longer than Python reads (``seed=<5,000 digits>``).
+    * a number longer than Python reads (``seed=<5,000 digits>``);
+    * a key given twice with different values (Hydra would silently take the last);
+    * ``~task``, ``~budget``, ...: a setting every run needs cannot be removed.
     """
     first_override: str | None = None
     option: str | None = None
     skip = False
+    seen: dict[str, str] = {}
     for arg in argv:
         if skip:
             skip = False
@@ -48,6 +53,55 @@ def argv_error(argv: list[str]) -> str | None:
                     f"first; put every option before the overrides (python -m hpoflow {option} ... "
                     f"{first_override} {arg})")
         first_override = first_override or arg
+        problem = _removed(key) or _twice(seen, key, arg)
+        if problem:
+            return problem
+    return None
+
+
+def _removed(key: str) -> str | None:
+    """``~task`` (or ``~budget.rounds``): a message, as every run needs it."""
+    name = key.removeprefix("~")
+    if key.startswith("~") and name.split(".")[0].split("/")[0] in REQUIRED:
+        how = (f"choose an option ({name}=<name>)" if name in GROUPS else
+               f"set its values ({name}.<key>=<value>)" if name in ("budget", "sweep") else f"set it ({name}=<value>)")
+        return f"{key}: {name} cannot be removed (every run needs it); allowed: {how}"
+    return None
+
+
+def _twice(seen: dict[str, str], key: str, arg: str) -> str | None:
+    """The same key given twice with different values: a message (Hydra would take the last silently)."""
+    name = key.lstrip("+~")
+    if name in seen and seen[name] != arg:
+        return f"{name} is given twice ({seen[name]} and {arg}); allowed: each key once per command"
+    seen.setdefault(name, arg)
+    return None
+
+
+def setup_error(ex: BaseException) -> str | None:
+    """One line for what fails before a job runs: a broken YAML file in the config folders, a run or sweep folder
+    Hydra cannot create (``hydra.run.dir`` under ``/proc``, on a file), a launcher's ConfigError; else None."""
+    import traceback
+
+    import yaml
+
+    from hpoflow.config.settings import ConfigError
+
+    if isinstance(ex, ConfigError):  # raised outside a job: a launcher (Ray that cannot start)
+        return str(ex)
+    if isinstance(ex, yaml.YAMLError):
+        mark = getattr(ex, "problem_mark", None)
+        where = f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}" if mark else "a config file"
+        problem = getattr(ex, "problem", None) or type(ex).__name__
+        context = getattr(ex, "context", None)
+        return (f"{where}: not valid YAML ({f'{context}: ' if context else ''}{problem}); allowed: a YAML mapping "
+                "(fix the file or leave it out of --config-dir)")
+    frames = traceback.extract_tb(ex.__traceback__)
+    in_hydra = any("/hydra/" in f.filename.replace("\\", "/") and f.name in ("run_job", "launch", "multirun")
+                   for f in frames)
+    if isinstance(ex, OSError) and in_hydra and ex.filename:
+        return (f"cannot create the output folder {ex.filename} ({ex.strerror}); allowed: hydra.run.dir / "
+                "hydra.sweep.dir naming a folder that can be created and written")
     return None
 
 
@@ -66,6 +120,7 @@ def install() -> None:
     """Wrap Hydra's error reporter so that composition errors print one line and exit with status 2."""
     from hydra._internal import utils
 
+    from hpoflow.core.signals import Interrupted
     from hpoflow.store.params import mask_secrets
 
     original: Callable[[Any], Any] = utils.run_and_report
@@ -77,6 +132,13 @@ def install() -> None:
             return original(func)
         try:
             return func()
+        except Interrupted as ex:  # a sweep's launching process (its workers already stopped, their runs KILLED)
+            from hpoflow.store.callbacks import close_open_studies
+
+            close_open_studies(interrupted=True)
+            print(f"Error: {ex}: the sweep's workers were stopped and its unfinished runs are KILLED with every "
+                  "completed round logged; run the same command again to resume them", file=sys.stderr, flush=True)
+            sys.exit(ex.exit_code)
         except JobFailed as ex:  # raised by the sweeper after every job of the batch has run
             from hpoflow.store.callbacks import close_open_studies
 
@@ -84,12 +146,15 @@ def install() -> None:
             print(f"Error: the sweep had failed jobs (the others ran); first: {mask_secrets(str(ex))}", file=sys.stderr)
             sys.exit(ex.status)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
-            message = one_line(ex)
+            message = one_line(ex) or setup_error(ex)
             if message is None:  # not a composition error: Hydra's own reporting (stripped traceback)
                 def reraise(err: BaseException = ex) -> Any:
                     raise err
 
                 return original(reraise)
+            from hpoflow.store.callbacks import discard_open_studies
+
+            discard_open_studies()  # refused before any job ran: no study parent run is left behind
             print(f"Error: {mask_secrets(message)}", file=sys.stderr)
             sys.exit(2)
 

@@ -3,12 +3,15 @@ re-run study), build and run it through :mod:`hpoflow.runner`, print the summary
 
 Exit status: 0 done, 1 the run failed (objective error under ``on_error=fail``, the store vanished or became
 read-only, another process took the run over), 2 bad config or a refused resume, 128 + N after signal N
-(SIGTERM: 143, Ctrl-C: 130; the run is KILLED with every completed round logged and can be resumed).
+(SIGTERM: 143, Ctrl-C: 130; the run is KILLED with every completed round logged and can be resumed; a sweep under
+a process launcher, joblib or submitit_local, stops its workers first: :mod:`hpoflow.store.sweep_signals`).
+A full disk under the store or the run folder: one line, exit 1, the run FAILED and resumable.
 In a multirun, a failing job prints its one-line error and is recorded as failed (its MLflow run is
 FAILED); Hydra's sweeper still runs every other job of the sweep and exits non-zero at the end.
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -29,6 +32,7 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.cli.errors import JobFailed
     from hpoflow.cli.outputs import (
         RUN_LOST,
+        disk_full_message,
         exit_without_store_cleanup,
         interrupted_message,
         lost_message,
@@ -39,12 +43,14 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.core.signals import Interrupted
     from hpoflow.core.signals import install as install_signal_handlers
     from hpoflow.runner.loop import ObjectiveError
-    from hpoflow.store.health import StoreLost
+    from hpoflow.store.health import StoreLost, disk_full
     from hpoflow.store.params import mask_secrets
     from hpoflow.store.resume import plan_job
+    from hpoflow.store.sweep_signals import idle_worker, in_worker, leave_worker
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # a traceback per error; ours: one line
     install_signal_handlers()
     mask_hydra_outputs(hc)
 
@@ -56,13 +62,13 @@ def run_job(cfg: DictConfig) -> None:
         sys.exit(status)
 
     try:
-        raw = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-        settings = validate(raw)  # type: ignore[arg-type]
+        raw = resolved(cfg)
+        settings = validate(raw)
         experiment = hc.runtime.choices.get("experiment")
         if experiment and not multirun:
             raise ConfigError(f"experiment={experiment} is a study (a sweep): run it with -m "
                               f"(python -m hpoflow -m experiment={experiment})")
-        plan = plan_job(settings, list(hc.overrides.task), raw, multirun)  # type: ignore[arg-type]
+        plan = plan_job(settings, list(hc.overrides.task), raw, multirun)
         if isinstance(plan, str):  # a study re-run: this job's run is already FINISHED (or kept FAILED)
             print(f"job {hc.job.num}: {plan}", flush=True)
             return
@@ -81,10 +87,36 @@ def run_job(cfg: DictConfig) -> None:
             print(f"Error: {message}", file=sys.stderr, flush=True)
             exit_without_store_cleanup(1)
         fail(message, 1)
+    except Exception as exc:  # a full disk under the store or the run folder: the run is FAILED, resumable
+        if not disk_full(exc) or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"Error: {mask_secrets(disk_full_message(hc.runtime.output_dir, cfg.get('resume')))}", file=sys.stderr,
+              flush=True)
+        exit_without_store_cleanup(1)  # closing SQLite would write into the full disk again
     except Interrupted as exc:  # the run is KILLED with every completed round logged: one line, 128 + signal
+        if in_worker():  # a process launcher's worker: the launching process prints the sweep's one line
+            leave_worker(exc.exit_code)
         message = interrupted_message(exc, hc.runtime.output_dir, cfg.get("resume"))
         print(f"Error: {mask_secrets(message)}", file=sys.stderr, flush=True)
         sys.exit(exc.exit_code)
+    finally:
+        idle_worker()  # between jobs a worker leaves quietly on a signal
+
+
+def resolved(cfg: DictConfig) -> dict[str, Any]:
+    """The job's config with every interpolation resolved; an unresolvable one (an unset ``${oc.env:X}``, a value
+    of the wrong type) is a ConfigError naming the key."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    from hpoflow.config.settings import ConfigError
+
+    try:
+        return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None)
+        reason = str(getattr(exc, "msg", None) or exc).splitlines()[0]
+        raise ConfigError(f"{key}: {reason}; allowed: a value of the setting's type (an environment variable "
+                          "that is set)" if key else reason) from None
 
 
 def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None = None,

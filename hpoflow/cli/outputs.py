@@ -45,6 +45,13 @@ def interrupted_message(exc: Interrupted, run_dir: str | None, resume: str | Non
     return f"{exc}: the run is KILLED with every completed round logged{_resume_hint(run_dir, resume)}"
 
 
+def disk_full_message(run_dir: str | None, resume: str | None = None) -> str:
+    """One line for a run stopped by a full disk (under its store or its run folder)."""
+    hint = _resume_hint(run_dir, resume)
+    return ("run failed: the disk is full (under the MLflow store or the run folder); the run is FAILED with every "
+            "round it logged" + (f"; free space, then{hint.removeprefix(';')}" if hint else "; free space"))
+
+
 def lost_message(exc: BaseException, run_dir: str | None, resume: str | None = None) -> str:
     """One line for a run that cannot be written any more (store lost, lease taken over)."""
     if isinstance(exc, LeaseLost):  # the process that took it over continues it: no resume hint

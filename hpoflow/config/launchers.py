@@ -53,3 +53,13 @@ def check_launcher(launcher: Mapping[str, Any]) -> str | None:
                     f"{allowed}, e.g. hydra.launcher.{key}="
                     f"{ {'partition': 'cpu', 'timeout_min': 60, 'mem_gb': 8, 'array_parallelism': 64}[key]}")
     return None
+
+
+def ray_start_error(exc: BaseException, address: Any) -> str:
+    """One line for ``ray.init`` failing: a local Ray that did not start in time, a cluster that cannot be joined."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")[:300]
+    where = ("start a local Ray on 127.0.0.1" if address in (None, "", "local", "auto")
+             else f"join the Ray cluster at {address}")
+    return (f"Ray: could not {where} ({type(exc).__name__}{': ' + first if first else ''}); allowed: a running "
+            "cluster named by RAY_ADDRESS (ray start --head), or a machine with the CPU and memory to start one "
+            "(ray status shows what runs)")

@@ -13,12 +13,14 @@ of it: one fixed defaults list, no experiments or sweeps.
 from __future__ import annotations
 
 import enum
+import numbers
 import re
 from functools import cache
 from typing import Any
 
 from hpoflow.config.schema import CONF_DIR, RootConfig, node, schema_options
 from hpoflow.config.settings import ConfigError, Settings, validate
+from hpoflow.config.validation import MAX_NAME
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")  # a word Hydra reads as a string without quotes
 _KEYWORDS = ("true", "false", "null", "nan", "inf")
@@ -149,6 +151,32 @@ def _resolvers() -> None:
     register_resolvers()
 
 
+def integer(key: str, value: Any) -> int:
+    """``value`` as an int: a Python or NumPy integer; a bool, a string or a float is refused (the CLI's types)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{key}={value!r} ({type(value).__name__}) is not an integer; allowed: an int (NumPy's "
+                          "integers too)")
+    return int(value)
+
+
+def check_arguments(*, name: Any = None, progress: Any = False, **words: Any) -> None:
+    """The library's other argument types: ``name`` None or a non-empty string, ``progress`` a bool, each of
+    ``words`` (``on_error="fail"``) a string.
+
+    Raises:
+        ConfigError: one line naming the argument, its value and what is allowed.
+    """
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME):
+        raise ConfigError(f"name={name!r:.80} is not a name; allowed: None (the function's name) or 1 to {MAX_NAME} "
+                          "characters")
+    if not isinstance(progress, bool):
+        raise ConfigError(f"progress={progress!r} ({type(progress).__name__}) is not a bool; allowed: True, False")
+    for key, value in words.items():
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}={value!r} ({type(value).__name__}) is not a string; allowed: a name such as "
+                              f"the default")
+
+
 def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: int = 30,
                      tracking: str | dict[str, Any] | bool | None = None, surrogate: str | dict[str, Any] | None = None,
                      hardware: str = "auto", on_error: str = "fail", checkpoint_every: int = 1,
@@ -171,11 +199,17 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
     """
     from omegaconf import OmegaConf
 
+    seed, rounds, workers = integer("seed", seed), integer("rounds", rounds), integer("workers", workers)
+    checkpoint_every = integer("checkpoint_every", checkpoint_every)
+    check_arguments(on_error=on_error, executor=executor, hardware=hardware)
     if not isinstance(algo, str) or not algo:
         raise ConfigError(f"algo={algo!r} must name a registered algorithm")
     if tracking is not None and not isinstance(tracking, (bool, str, dict)):
         raise ConfigError(f"tracking={tracking!r} is not a tracking setting; allowed: None or False (off), True (the "
                           "default store), a store URI such as 'sqlite:///runs.db', or a dict of tracking settings")
+    if surrogate is not None and not isinstance(surrogate, (str, dict)):
+        raise ConfigError(f"surrogate={surrogate!r} is not a surrogate setting; allowed: None (the algorithm's), a "
+                          "surrogate's name, or a dict {'name': ..., <setting>: ...}")
     tracked = tracking is not None and tracking is not False
     _resolvers()
     root_values, choices = _yaml(None, "config")

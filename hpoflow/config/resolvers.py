@@ -5,6 +5,8 @@ COCO-style budgets are stated per dimension (``20 x d`` evaluations); OmegaConf 
 """
 from __future__ import annotations
 
+from typing import Any
+
 TIMES = "hpoflow.times"
 
 
@@ -22,8 +24,25 @@ def times(*factors: object) -> int:
     return out
 
 
+def run_label(algo: Any, task: Any, resume: Any = None) -> str:
+    """``<algo>-<task>`` in a run folder's name (``${hpoflow.run_label:...}``); a resume's folder is named after the
+    resumed run's choices (its checkpoint's), not the command's defaults."""
+    import json
+    from pathlib import Path
+
+    if resume not in (None, ""):
+        path = Path(str(resume)).expanduser()
+        try:
+            config = json.loads((path / "checkpoint.json" if path.is_dir() else path).read_text())["meta"]["config"]
+            return f"{config['algo']['name']}-{config['task']['name']}"
+        except (OSError, ValueError, KeyError, TypeError):  # a run id, an unreadable file: refused later, in one line
+            return "resume"
+    return f"{algo}-{task}"
+
+
 def register() -> None:
-    """Register ``${hpoflow.times:a,b,...}`` with OmegaConf."""
+    """Register ``${hpoflow.times:a,b,...}`` and ``${hpoflow.run_label:algo,task,resume}`` with OmegaConf."""
     from omegaconf import OmegaConf
 
     OmegaConf.register_new_resolver(TIMES, times, replace=True)
+    OmegaConf.register_new_resolver("hpoflow.run_label", run_label, replace=True)

@@ -12,8 +12,9 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from hpoflow.core.space import MAX_DIM
+
 MAX_ROUNDS = 1_000_000
-MAX_DIM = 10_000
 MAX_SEED = 2**32 - 1  # NumPy's limit (torch accepts more; one limit for all three RNGs)
 MAX_INT = 10**9       # any other integer setting: no option of hpoflow needs more
 MAX_NAME = 250        # run and experiment names
@@ -52,10 +53,33 @@ def check_config(raw: dict[str, Any]) -> None:
     if isinstance(uri, str) and not uri.strip():
         raise ValueError("tracking.uri is empty: give a store URI (e.g. sqlite:///outputs/mlflow.db, "
                          "http://host:5000) or leave it out for the default store")
+    problem = store_uri_problem(uri) if isinstance(uri, str) else None
+    if problem:
+        raise ValueError(problem)
     for key in ("run_name", "experiment"):
         name = tracking.get(key)
         if isinstance(name, str) and (len(name) > MAX_NAME or not name.strip()):
             raise ValueError(f"tracking.{key} must be 1 to {MAX_NAME} characters (got {len(name)})")
+
+
+def store_uri_problem(uri: str) -> str | None:
+    """A one-line reason a store URI cannot work, else None: an in-memory SQLite database (its runs are gone when
+    the process ends), a ``postgresql://`` URI whose default driver (psycopg 3 for SQLAlchemy 2.1) is missing."""
+    from importlib.util import find_spec
+
+    scheme, _, rest = uri.partition("://")
+    scheme = scheme.lower()
+    if scheme == "sqlite" and (rest in ("", "/", "/:memory:") or "mode=memory" in rest):
+        return (f"tracking.uri={uri!r} is an in-memory database: its runs would be gone when the process ends; "
+                "allowed: a file (sqlite:///outputs/mlflow.db), a server (http://host:5000) or a database URI")
+    if scheme == "postgres" or (scheme == "postgresql" and find_spec("psycopg") is None):
+        user, at, place = rest.rpartition("@")  # the user name and password are not repeated in the message
+        why = ("SQLAlchemy does not know the scheme postgres://" if scheme == "postgres"
+               else "the default PostgreSQL driver (psycopg 3) is not installed")
+        return (f"tracking.uri={scheme}://{'...@' if at else ''}{place}: {why}; allowed: "
+                f"postgresql+psycopg2://{'...@' if at else ''}{place} (the driver that pip install "
+                "'hpoflow[cluster]' installs)")
+    return None
 
 
 def check_task(task_config: Any, task: Any) -> None:

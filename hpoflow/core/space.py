@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 
+MAX_DIM = 10_000  # parameters of a search space (the CLI caps task.dim at the same)
+
 class SpaceError(ValueError):
     """A parameter definition is invalid (bad bounds, empty choices, ...)."""
 
@@ -110,6 +112,12 @@ class Categorical:
     def __post_init__(self) -> None:
         if len(self.choices) < 1:
             raise SpaceError(f"parameter '{self.name}': choices must not be empty")
+        seen: list[Any] = []
+        for choice in self.choices:  # (type, value): 1 and True are different choices
+            if any(type(c) is type(choice) and c == choice for c in seen):
+                raise SpaceError(f"parameter '{self.name}': the choice {choice!r:.80} is given twice; allowed: "
+                                 "distinct choices")
+            seen.append(choice)
 
     @property
     def cardinality(self) -> int:
@@ -147,6 +155,8 @@ class SearchSpace:
             raise SpaceError(f"duplicate parameter names in {names}")
         if not names:
             raise SpaceError("a search space needs at least one parameter")
+        if len(names) > MAX_DIM:
+            raise SpaceError(f"a search space of {len(names):,} parameters is beyond the maximum {MAX_DIM:,}")
 
     @classmethod
     def of(cls, *parameters: Parameter) -> SearchSpace:

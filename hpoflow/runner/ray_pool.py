@@ -47,7 +47,14 @@ class RayExecutor(Executor):
         self._started = not ray.is_initialized()
         if self._started:
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-            ray.init(**init_args(dict(os.environ), workers), ignore_reinit_error=True, log_to_driver=False)
+            args = init_args(dict(os.environ), workers)
+            try:
+                ray.init(**args, ignore_reinit_error=True, log_to_driver=False)
+            except Exception as exc:  # a start that timed out, an unreachable cluster: one line
+                from hpoflow.config.launchers import ray_start_error
+                from hpoflow.config.settings import ConfigError
+
+                raise ConfigError(ray_start_error(exc, args["address"])) from None
         self._remote = ray.remote(num_cpus=1, max_retries=RETRIES)(_evaluate_task)
         self._task = ray.put(task)  # sent once, not with every trial
         self._refs: list[Any] = []

@@ -71,7 +71,8 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
-    pool = make_executor(executor, workers, loop.task)
+    with loop.guard():  # an executor that cannot start (a Ray that cannot be reached) ends the run FAILED
+        pool = make_executor(executor, workers, loop.task)
     running: dict[Future[Evaluation | Failure], Suggestion] = {}
     ahead: Suggestion | None = None  # the next trial, proposed while every worker was busy
     try:

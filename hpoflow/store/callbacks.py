@@ -5,7 +5,8 @@ to create the schema), checks an ``experiment=`` study against the command's ove
 parent run and hands its id to every job by appending overrides to ``hydra.overrides.hydra``: Hydra composes
 every job's config from that list (``load_sweep_config``), whichever launcher runs it. ``on_multirun_end``
 prints the study's account and ends the parent run; a sweep that stops early (a failed job, Ctrl-C) ends it
-from ``close_open_studies`` or at exit.
+from ``close_open_studies`` or at exit. The launching process stops its workers on SIGTERM/SIGINT
+(:mod:`hpoflow.store.sweep_signals`).
 """
 from __future__ import annotations
 
@@ -85,6 +86,7 @@ class StudyCallback(Callback):
         self.parent_run_id: str | None = None
         self.invocation: str | None = None
         self.name: str | None = None
+        self.created = False  # the parent run was created by this invocation
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         from omegaconf import OmegaConf, read_write
@@ -98,11 +100,18 @@ class StudyCallback(Callback):
             make_client,
         )
         from hpoflow.store.params import redact_tree
+        from hpoflow.store.sweep_signals import install as stop_workers_on_signals
 
+        stop_workers_on_signals()  # a process launcher's workers are stopped with the sweep, never orphaned
         launcher = OmegaConf.to_container(config.hydra.launcher, resolve=False)
         problem = check_launcher(launcher if isinstance(launcher, dict) else {})  # type: ignore[arg-type]
         if problem:  # before any job is built or submitted
             print(f"Error: {problem}", file=sys.stderr, flush=True)
+            sys.exit(2)
+        batch = config.hydra.sweeper.get("max_batch_size")
+        if batch is not None and (not isinstance(batch, int) or isinstance(batch, bool) or batch < 1):
+            print(f"Error: hydra.sweeper.max_batch_size={batch!r} is not a batch size; allowed: null (all jobs at "
+                  "once) or an integer >= 1", file=sys.stderr, flush=True)
             sys.exit(2)
         choices = config.hydra.runtime.choices
         experiment = choices.get("experiment")
@@ -135,7 +144,7 @@ class StudyCallback(Callback):
         composed = _plain(config)
         composed.pop("hydra", None)
         text = OmegaConf.to_yaml(OmegaConf.create(redact_tree(composed)))
-        self.parent_run_id, _ = sweeps.open_parent(
+        self.parent_run_id, self.created = sweeps.open_parent(
             self.client, self.experiment_id, key, self.name,
             {"hpoflow.sweep_dir": str(Path(str(config.hydra.sweep.dir)).resolve())},
             {"study": declared}, text)
@@ -151,7 +160,7 @@ class StudyCallback(Callback):
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         account = self.close()
-        if account is not None and (account.failed or account.running):
+        if account is not None and (account.failed or account.killed or account.running):
             sys.exit(1)
 
     def close(self, interrupted: bool = False) -> Any:
@@ -172,14 +181,42 @@ class StudyCallback(Callback):
             return None
 
 
+    def discard(self) -> None:
+        """The sweep was refused before any job ran (a job's config cannot be composed): a parent run this
+        invocation created is deleted, one it reopened is closed as before; nothing else was written."""
+        if self not in _OPEN or self.parent_run_id is None or self.experiment_id is None:
+            return
+        from hpoflow.store import sweeps
+        from hpoflow.store.backend import retry
+
+        parent = self.parent_run_id
+        children = retry(lambda: self.client.search_runs(
+            [self.experiment_id], f"tags.`{sweeps.PARENT_TAG}` = '{parent}'", max_results=1))
+        if children or not self.created:
+            self.close()
+            return
+        _OPEN.remove(self)
+        try:
+            retry(lambda: self.client.delete_run(parent))
+        except Exception as exc:  # noqa: BLE001 - the refusal is what the user needs to read
+            print(f"Warning: could not delete the empty study run {parent}: {type(exc).__name__}", file=sys.stderr)
+
+
 def overrides_list(config: Any) -> list[str]:
     return [str(o) for o in config.hydra.overrides.task]
 
 
-def close_open_studies() -> None:
-    """End every study this process opened (a sweep stopped by a failed job): counts, status, account."""
+def close_open_studies(interrupted: bool = False) -> None:
+    """End every study this process opened (a sweep stopped by a failed job, or by a signal: ``interrupted``, the
+    parent run KILLED): counts, status, account."""
     for callback in _OPEN.copy():  # close() removes the callback from _OPEN
-        callback.close()
+        callback.close(interrupted=interrupted)
+
+
+def discard_open_studies() -> None:
+    """A sweep refused before its first job: see :meth:`StudyCallback.discard`."""
+    for callback in _OPEN.copy():
+        callback.discard()
 
 
 InitStoreCallback = StudyCallback  # the name configs of earlier versions use

@@ -18,6 +18,23 @@ class StoreLost(RuntimeError):
     """The tracking store vanished, was replaced, or became read-only during the run."""
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) says the disk is full: SQLite's "database or disk is
+    full", an OSError ENOSPC (a checkpoint, an artifact)."""
+    import errno
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "database or disk is full" in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 class StoreHealth:
     """Checks that a SQLite store is the file it was at the start, and writable (no-op for servers)."""
 

@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-SECRET_KEY = re.compile(r"(password|passwd|passphrase|passcode|token|secret|credential|authoriz|bearer|webhook"
+SECRET_KEY = re.compile(r"(password|passwd|passphrase|passcode|token|secret|credential|authoriz|bearer|webhook|cookie"
                         r"|(^|[_-])(pwd|pat|pass|sig|signature)$|(^|[_-])auth($|[_-])"
                         r"|(^|[_\-]|api|access|private)key$)", re.IGNORECASE)
 # scheme://[user:]password@ -- also as Hydra writes it in its run files (``http\://user\:pw@``)
-URI_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.-]*\\*:\\*/\\*/)((?:[^:/@\s\\]|\\(?!\\*:))+\\*:)?[^/\s@]+@",
+URI_CREDENTIALS = re.compile(r"((?<![a-z0-9+.-])[a-z0-9+.-]+\\*:\\*/\\*/)((?:[^:/@\s\\]|\\(?!\\*:))+\\*:)?[^/\s@]+@",
                              re.IGNORECASE)
 QUERY_SECRET = re.compile(  # an Azure SAS ``sig=``, an OAuth ``access_token=`` in a URL
     r"([?&;](?:sig|signature|token|access_token|api[_-]?key|key|code|password|secret)=)[^&#\s'\"]+", re.IGNORECASE)
@@ -23,31 +23,46 @@ WEBHOOK = re.compile(r"(https?://(?:hooks\.slack\.com/(?:services|workflows)|dis
                      re.IGNORECASE)
 BEARER = re.compile(r"\b(bearer|basic(?=\s+[A-Za-z0-9+/]{12,}={0,2}(?![\w+/])))(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}",
                     re.IGNORECASE)  # an HTTP Authorization header's credentials
+# a setting about a secret, not the secret: ``RAY_AUTH_MODE=disabled``, ``create_token_if_missing=True``
+NOT_SECRET_KEY = re.compile(r"(^|[_-])(mode|type|method|scheme|kind|enabled|disabled|required|if[_-]missing|missing"
+                            r"|timeout|ttl|expiry|expires|length|count)$", re.IGNORECASE)
+# a database URI's lone userinfo is the user name (its password comes from the environment or a file)
+DATABASE_SCHEME = re.compile(r"(?:postgres|postgresql|mysql|mariadb|mssql|oracle|cockroachdb)(?:\+[\w.-]+)?",
+                             re.IGNORECASE)
 REDACTED = "***"
-YAML_ENTRY = re.compile(r"^(\s*(?:-\s+)?)([\w.-]+)(:[ \t]+)(\S[^\n]*)$", re.MULTILINE)
+YAML_ENTRY = re.compile(r"^([ \t]*(?:-[ \t]+)?)([\w.-]+)(:[ \t]+)(\S[^\n]*)$", re.MULTILINE)
 COLON_ENTRY = re.compile(r"(?<![\w.-])([\w.-]+)(\s*:\s+|\s*:(?=[\"']))(?!\*\*\*|'\*\*\*')([^\s,;)\]}]+)")
 HYDRA_PLACEHOLDERS = ("[value1,value2]", "\\'value1,value2\\'", "'value1,value2'", "value1,value2")
 MAX_VALUE_LEN = 6000  # MLflow's limit on a param value
 
 
-ASSIGNMENT = re.compile(r"([\w.-]+)=((?:\[[^\]\s]*\]?)|\\?'[^'\s]*'?|[^,\s'\"]+)")
+ASSIGNMENT = re.compile(r"(?<![\w.-])([\w.-]+)=((?:\[[^\]\s]*\]?)|\\?'[^'\s]*'?|[^,\s'\"]+)")
 
 
 def is_secret_key(key: str) -> bool:
     """A key whose value is never written: its last dotted part looks like a password, token, key, signature..."""
-    return bool(SECRET_KEY.search(str(key).rsplit(".", 1)[-1]))
+    last = str(key).rsplit(".", 1)[-1]
+    return bool(SECRET_KEY.search(last)) and not NOT_SECRET_KEY.search(last)
+
+
+def _uri_userinfo(m: re.Match[str]) -> str:
+    if m.group(2) is None and DATABASE_SCHEME.fullmatch(m.group(1).replace("\\", "").rstrip(":/")):
+        return m.group(0)  # postgresql://user@host: a user name, no password
+    return f"{m.group(1)}{m.group(2) or ''}{REDACTED}@"
 
 
 def mask_secrets(text: str) -> str:
     """``text`` with every secret replaced by ``***``: the one masking function for everything hpoflow prints or
     writes (and, through :mod:`hpoflow.store.output_masking`, everything its libraries print and log).
 
-    Masked: a URI's userinfo password (a lone user name taken as a token; Hydra's ``http\\://u\\:pw@`` too),
+    Masked: a URI's userinfo password (a lone user name taken as a token, except a database URI's user name;
+    Hydra's ``http\\://u\\:pw@`` too),
     secret query parameters (``sig=``, ``access_token=``), webhook URLs, ``Bearer <token>``, and the value of a
     secret-looking key written ``key=value`` (Hydra's overrides), ``key: value`` (YAML, headers) or in a list
-    (``key=[a,b]``). Hydra's own placeholder hint (``key=[value1,value2]``) is left as it is.
+    (``key=[a,b]``). Hydra's own placeholder hint (``key=[value1,value2]``) is left as it is, and so is a setting
+    about a secret (``RAY_AUTH_MODE=disabled``). Linear in the length of ``text``.
     """
-    text = URI_CREDENTIALS.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}{REDACTED}@", text)
+    text = URI_CREDENTIALS.sub(_uri_userinfo, text)
     text = QUERY_SECRET.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = WEBHOOK.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)

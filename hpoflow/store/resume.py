@@ -52,8 +52,12 @@ def locate(resume: str, uri: str | None = None) -> Path:
     if RUN_ID.match(resume):
         if uri is None:
             raise CheckpointError(f"resume={resume!r} looks like an MLflow run id: tracking.uri is needed")
-        from hpoflow.store.backend import make_client
+        from hpoflow.store.backend import make_client, sqlite_path
 
+        db = sqlite_path(uri)
+        if db is not None and not db.is_file():  # opening it would create an empty store
+            raise CheckpointError(f"resume={resume!r}: no such MLflow run: the store {db} does not exist "
+                                  "(name the store the run was written to with tracking.uri=)")
         try:
             run = make_client(uri).get_run(resume)
         except Exception as exc:  # noqa: BLE001 - unknown run id, unreachable server

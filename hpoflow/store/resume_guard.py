@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from hpoflow.core.checkpoint import CheckpointError, LoopState
-from hpoflow.store.params import REDACTED, SECRET_KEY
+from hpoflow.store.params import REDACTED, is_secret_key
 
 ALWAYS_ALLOWED = ("resume", "tracking.uri")  # a resume may always name the store (it may have moved)
 STEP_MARKER = "query_cost"  # logged every round (see MlflowTracker)
@@ -49,7 +49,7 @@ def _without(config: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _is_secret(key: str) -> bool:
-    return bool(SECRET_KEY.search(key.rsplit(".", 1)[-1]))
+    return is_secret_key(key)
 
 
 def differing_override(overrides: list[str], composed: dict[str, Any], recorded: dict[str, Any]) -> str | None:

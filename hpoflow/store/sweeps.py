@@ -239,12 +239,15 @@ class Account:
     total: int
     retried: int = 0
     lost: int = 0   # jobs whose worker was lost for good (their runs are left RUNNING: counted in ``running``)
+    killed: int = 0  # KILLED runs (a signal): a plain re-run resumes them
 
     def line(self, name: str) -> str:
         parts = [f"{self.finished_skipped} finished (skipped)", f"{self.resumed} resumed", f"{self.new} new",
                  f"{self.retried} retried"]
         failed = self.failed + self.lost
         parts.append(f"{failed} failed" + (" (sweep.rerun_failed=true reruns them)" if failed else ""))
+        if self.killed:
+            parts.append(f"{self.killed} killed (a re-run of the same command resumes them)")
         if self.running:
             parts.append(f"{self.running} not finished")
         return f"study {name}: " + ", ".join(parts) + f"; {self.total} runs in the store"
@@ -261,10 +264,26 @@ def account(client: Any, experiment_id: str, parent_run_id: str, invocation: str
     resumed = [r for r in runs if r.data.tags.get(RESUMED_TAG) == invocation and r not in new]
     touched = {r.info.run_id for r in new + resumed}
     skipped = [r for r in runs if r.info.run_id not in touched and r.info.status == "FINISHED"]
-    failed = [r for r in runs if r.info.status in ("FAILED", "KILLED")]
+    failed = [r for r in runs if r.info.status == "FAILED"]
+    killed = [r for r in runs if r.info.status == "KILLED"]
     running = [r for r in runs if r.info.status in ("RUNNING", "SCHEDULED")]
     return Account(len(skipped), len(resumed), len(new), len(failed), len(running), len(runs),
-                   retried=_LAUNCH["retried"], lost=_LAUNCH["lost"])
+                   retried=_LAUNCH["retried"], lost=_LAUNCH["lost"], killed=len(killed))
+
+
+def kill_orphans(client: Any, experiment_id: str, parent_run_id: str, invocation: str) -> int:
+    """After a signal stopped the sweep's workers: a run of this invocation still RUNNING whose writer is gone (a
+    worker killed before it could close its run) becomes KILLED, so a re-run resumes it; how many."""
+    from hpoflow.store.backend import retry
+
+    runs = retry(lambda: client.search_runs([experiment_id], f"tags.`{PARENT_TAG}` = '{parent_run_id}' and "
+                                            "attributes.status = 'RUNNING'", max_results=50000))
+    orphans = [r for r in runs if invocation in (r.data.tags.get(INVOCATION_TAG), r.data.tags.get(RESUMED_TAG))
+               and not _writer_alive(client, r)]
+    for run in orphans:
+        retry(partial(client.set_tag, run.info.run_id, "error", "its worker was stopped with the sweep (a signal)"))
+        retry(partial(client.set_terminated, run.info.run_id, status="KILLED"))
+    return len(orphans)
 
 
 def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation: str, name: str,
@@ -272,12 +291,15 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
     """Write the counts on the parent, end it (FINISHED only when every child finished), print the account."""
     from hpoflow.store.backend import retry
 
+    if interrupted:
+        kill_orphans(client, experiment_id, parent_run_id, invocation)
     acc = account(client, experiment_id, parent_run_id, invocation)
-    finished = acc.total - acc.failed - acc.running
-    for key, value in (("finished", finished), ("failed", acc.failed), ("unfinished", acc.running),
-                       ("total", acc.total)):
+    finished = acc.total - acc.failed - acc.killed - acc.running
+    for key, value in (("finished", finished), ("failed", acc.failed), ("killed", acc.killed),
+                       ("unfinished", acc.running), ("total", acc.total)):
         retry(partial(client.set_tag, parent_run_id, f"hpoflow.runs.{key}", str(value)))
-    status = "KILLED" if interrupted else ("FINISHED" if acc.failed == 0 and acc.running == 0 else "FAILED")
+    done = acc.failed == 0 and acc.killed == 0 and acc.running == 0
+    status = "KILLED" if interrupted else ("FINISHED" if done else "FAILED")
     retry(lambda: client.set_terminated(parent_run_id, status=status))
     print(acc.line(name), file=sys.stdout, flush=True)
     return acc

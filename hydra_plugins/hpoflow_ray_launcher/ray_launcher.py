@@ -355,7 +355,13 @@ class RayLauncher(Launcher):
             return ray
         log.info("Ray: %s", "joining " + args["address"] if args["address"] != "local" else
                  f"a local instance on 127.0.0.1 ({args.get('num_cpus', 'all')} CPUs)")
-        ray.init(**args, ignore_reinit_error=True)
+        try:
+            ray.init(**args, ignore_reinit_error=True)
+        except Exception as exc:  # a local start that timed out, an unreachable cluster: the CLI's one line, exit 2
+            from hpoflow.config.launchers import ray_start_error
+            from hpoflow.config.settings import ConfigError
+
+            raise ConfigError(ray_start_error(exc, args["address"])) from None
         return ray
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:

@@ -81,6 +81,27 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("unknown experiment", ["experiment=nope"], "experiment"),
     ("unknown tracking", ["tracking=nope"], "tracking"),
     ("text on_error", ["on_error=1"], "on_error"),
+    # reliability round 4 (issue 42)
+    ("broken YAML in --config-dir", ["--config-dir", str(REPO / "tests" / "fixtures" / "broken_yaml"), "task=broken"],
+     "broken.yaml, line 4"),
+    ("env var of the wrong type", ["seed=${oc.env:HOME}"], "seed:"),
+    ("unset env var", ["tracking.experiment=${oc.env:HPOFLOW_SURELY_UNSET}"], "HPOFLOW_SURELY_UNSET"),
+    ("run folder under /proc", ["hydra.run.dir=/proc/hpoflow/x"], "cannot create the output folder /proc/hpoflow"),
+    ("run folder is a file", [f"hydra.run.dir={REPO / 'pyproject.toml'}"], "pyproject.toml (File exists)"),
+    ("remove the task", ["~task"], "~task"),
+    ("remove the budget", ["~budget"], "~budget"),
+    ("remove rounds", ["~budget.rounds"], "~budget.rounds"),
+    ("a key twice", ["seed=5", "seed=6"], "seed is given twice"),
+    ("a group twice", ["algo=random", "algo=gp_ei"], "algo is given twice"),
+    ("batch size -1", ["-m", "hydra.sweeper.max_batch_size=-1", "seed=0,1"], "max_batch_size=-1"),
+    ("batch size 0", ["-m", "hydra.sweeper.max_batch_size=0", "seed=0,1"], "max_batch_size=0"),
+    ("text in a sweep", ["-m", "seed=0,abc"], "seed=abc"),
+    ("sweep folder is a file", ["-m", f"hydra.sweep.dir={REPO / 'pyproject.toml'}", "seed=0,1"], "pyproject.toml"),
+    ("in-memory SQLite", ["tracking.uri=sqlite://"], "tracking.uri='sqlite://'"),
+    ("in-memory SQLite, named", ["tracking.uri=sqlite:///:memory:"], "in-memory"),
+    ("dead PostgreSQL", [f"tracking.uri=postgresql+psycopg2://bob:{SECRET}@127.0.0.1:1/mlflow"], "tracking.uri"),
+    ("resume an unknown run id", ["resume=0123456789abcdef0123456789abcdef"], "no such MLflow run"),
+    ("session cookie in clear", ["+task.session_cookie=" + SECRET], "session_cookie"),
 ]
 
 
@@ -112,15 +133,15 @@ def _cli(cwd: Path, args: list[str], full_error: bool = False) -> subprocess.Com
     if full_error:
         env["HYDRA_FULL_ERROR"] = "1"
     cwd.mkdir(parents=True, exist_ok=True)
-    options = args[:2] if args[:1] == ["--config-dir"] else []  # options must precede the overrides
-    return subprocess.run([sys.executable, "-m", "hpoflow", *options, "task=branin", "algo=random",
-                           "budget.rounds=3", *args[len(options):]],
+    return subprocess.run([sys.executable, "-m", "hpoflow", *_args(args)],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def _args(args: list[str]) -> list[str]:
-    options = args[:2] if args[:1] == ["--config-dir"] else []  # options must precede the overrides
-    return [*options, "task=branin", "algo=random", "budget.rounds=3", *args[len(options):]]
+    options = args[:2] if args[:1] == ["--config-dir"] else args[:1] if args[:1] == ["-m"] else []  # options first
+    given = {a.split("=")[0].lstrip("+~") for a in args}  # a key given twice is refused on its own
+    defaults = [a for a in ("task=branin", "algo=random", "budget.rounds=3") if a.split("=")[0] not in given]
+    return [*options, *defaults, *args[len(options):]]
 
 
 @pytest.mark.cli
@@ -146,8 +167,8 @@ def test_bad_overrides_fail_fast_with_one_line_naming_the_key(tmp_path):
                 or "Traceback" in err or SECRET in out + err:
             problems.append(f"{name} {[a[:80] for a in args]}: exit {code}, stderr {err[-600:]!r}")
         db = tmp_path / f"{i}.db"
-        if db.exists() and mlflow_runs(f"sqlite:///{db}"):
-            problems.append(f"{name}: a run was created before the input was refused")
+        if db.exists() and mlflow_runs(f"sqlite:///{db}", parents=True):
+            problems.append(f"{name}: a run (or a study's parent run) was created before the input was refused")
     print(f"\nbad-input fuzz: {len(ALL_CASES) - len(problems)} of {len(ALL_CASES)} cases hold")
     assert len(ALL_CASES) >= 140
     assert not problems, "\n".join(problems)

@@ -84,6 +84,13 @@ CASES = [
 @pytest.mark.parametrize("kwargs", CASES, ids=[str(c) for c in CASES])
 def test_settings_and_bad_values_give_the_composed_config_or_its_one_line_error(kwargs):
     algo = "tv_gp_ucb" if kwargs.get("surrogate") == "tv_gp" else "gp_ucb"
+    typed = {k: v for k, v in kwargs.items() if k in ("seed", "rounds", "workers") and not isinstance(v, int)}
+    if typed:  # the library's integer arguments are type-checked first (issue 42); the CLI refuses them too
+        key, value = next(iter(typed.items()))
+        assert _library(algo, **kwargs) == f"ConfigError: {key}={value!r} ({type(value).__name__}) is not an " \
+            "integer; allowed: an int (NumPy's integers too)"
+        assert _cli(algo, **kwargs).startswith("ConfigError: ")
+        return
     assert _library(algo, **kwargs) == _cli(algo, **kwargs)
 
 
