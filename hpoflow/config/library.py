@@ -201,6 +201,9 @@ def library_settings(algo: str, task: dict[str, Any], *, seed: int = 0, rounds: 
 
     seed, rounds, workers = integer("seed", seed), integer("rounds", rounds), integer("workers", workers)
     checkpoint_every = integer("checkpoint_every", checkpoint_every)
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, numbers.Real)):
+        raise ConfigError(f"cost={cost!r} ({type(cost).__name__}) is not a number; allowed: None or a number > 0 "
+                          "(fidelity units with a fidelity)")
     check_arguments(on_error=on_error, executor=executor, hardware=hardware)
     if not isinstance(algo, str) or not algo:
         raise ConfigError(f"algo={algo!r} must name a registered algorithm")
