@@ -40,9 +40,21 @@ def run_label(algo: Any, task: Any, resume: Any = None) -> str:
     return f"{algo}-{task}"
 
 
+ROUNDS = 30  # budget.rounds' default
+ROUNDS_UNDER_COST = 1_000_000  # no practical limit: a run given budget.cost stops when the cost is spent
+
+
+def default_rounds(cost: Any = None) -> int:
+    """``budget.rounds``' default (``${hpoflow.rounds:${budget.cost}}``): 30, or no practical limit when a cost
+    budget is set (a multi-fidelity run counts fidelity units, not evaluations)."""
+    return ROUNDS if cost in (None, "", "None", "null") else ROUNDS_UNDER_COST
+
+
 def register() -> None:
-    """Register ``${hpoflow.times:a,b,...}`` and ``${hpoflow.run_label:algo,task,resume}`` with OmegaConf."""
+    """Register ``${hpoflow.times:a,b,...}``, ``${hpoflow.rounds:cost}`` and ``${hpoflow.run_label:algo,task,resume}``
+    with OmegaConf."""
     from omegaconf import OmegaConf
 
     OmegaConf.register_new_resolver(TIMES, times, replace=True)
+    OmegaConf.register_new_resolver("hpoflow.rounds", default_rounds, replace=True)
     OmegaConf.register_new_resolver("hpoflow.run_label", run_label, replace=True)
