@@ -154,7 +154,7 @@ class StudyCallback(Callback):
         if account is not None and (account.failed or account.running):
             sys.exit(1)
 
-    def close(self, interrupted: bool = False) -> Any:
+    def close(self, interrupted: bool = False, error: str | None = None) -> Any:
         """End the parent run once, printing the study's account; returns it (None when nothing was open)."""
         experiment_id, parent_run_id, invocation, name = (self.experiment_id, self.parent_run_id, self.invocation,
                                                           self.name)  # all set once the parent run is open
@@ -165,7 +165,7 @@ class StudyCallback(Callback):
 
         try:
             return sweeps.close_parent(self.client, experiment_id, parent_run_id, invocation, name,
-                                       interrupted=interrupted)
+                                       interrupted=interrupted, error=error)
         except Exception as exc:  # noqa: BLE001 - the jobs' runs are already safe; say why the parent is not
             print(f"Warning: could not close study run {self.parent_run_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
@@ -176,10 +176,11 @@ def overrides_list(config: Any) -> list[str]:
     return [str(o) for o in config.hydra.overrides.task]
 
 
-def close_open_studies() -> None:
-    """End every study this process opened (a sweep stopped by a failed job): counts, status, account."""
+def close_open_studies(error: str | None = None) -> None:
+    """End every study this process opened (a sweep stopped by a failed job, or by ``error``: the launcher could
+    not start, the parent run is then FAILED with that tag): counts, status, account."""
     for callback in _OPEN.copy():  # close() removes the callback from _OPEN
-        callback.close()
+        callback.close(error=error)
 
 
 InitStoreCallback = StudyCallback  # the name configs of earlier versions use
