@@ -122,10 +122,14 @@ def _quiet_solvers() -> None:
 
 def _probe(uri: str) -> str | None:
     """One line if the store cannot be opened or reached (with the CLI's short HTTP retries), else None."""
+    from hpoflow.config.validation import uri_scheme_problem
     from hpoflow.runner.build import first_line
     from hpoflow.store.backend import make_client, retry, sqlite_path
     from hpoflow.store.params import mask_secrets
 
+    problem = uri_scheme_problem(uri)
+    if problem:
+        return mask_secrets(problem)
     if sqlite_path(uri) is not None:  # a file: loading reports a missing or empty one itself
         return None
     try:

@@ -116,6 +116,12 @@ class StudyCallback(Callback):
         if not tracking.get("enabled", True):
             return
         uri = tracking.get("uri") or default_uri()
+        from hpoflow.config.validation import uri_scheme_problem
+
+        problem = uri_scheme_problem(str(uri))
+        if problem:
+            print(f"Error: {problem}", file=sys.stderr, flush=True)
+            sys.exit(2)
         try:
             self.client = make_client(uri)
         except Exception as exc:  # noqa: BLE001 - an unusable store: one line, before any job

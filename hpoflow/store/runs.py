@@ -137,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     from hpoflow.store.params import mask_secrets
 
     uri = keys.get("tracking.uri") or default_uri()
+    from hpoflow.config.validation import uri_scheme_problem
+
+    problem = uri_scheme_problem(uri)
+    if problem:
+        print(f"Error: {mask_secrets(problem)}", file=sys.stderr)
+        return 2
     experiments = keys["tracking.experiment"].split(",") if keys.get("tracking.experiment") else None
     now = time.time()
     try:
