@@ -102,23 +102,6 @@ class RayUnavailable(RuntimeError):
     exit_status = 2  # read by hpoflow.cli.errors: a setting (address, token, environment) to fix, nothing ran
 
 
-def ray_error(address: str, exc: BaseException) -> str:
-    """One line for a failed ``ray.init``: where, Ray's own first line, and what to check."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    where = "a local Ray" if address == "local" else f"Ray at {address}"
-    name = type(exc).__name__
-    if name == "AuthenticationError" or "authentication" in text.lower():
-        first = text.split(". ")[0]
-        return (f"{where} refused the connection ({name}: {first}); with token authentication, RAY_AUTH_MODE "
-                "must be token and the cluster's token must be found (the file RAY_AUTH_TOKEN_PATH names, "
-                "RAY_AUTH_TOKEN, or ~/.ray/auth_token) in the sweep's environment and in ray start's")
-    if address != "local" and isinstance(exc, (ConnectionError, TimeoutError)):
-        return (f"{where} cannot be reached ({name}: {text[:300]}); is its head node running (ray start --head), "
-                "is the address right (hydra.launcher.address or RAY_ADDRESS), and, if the cluster uses token "
-                "authentication, does this shell have RAY_AUTH_MODE set to token and the token ray start had?")
-    return f"{where} could not be started or joined ({name}: {text[:300]})"
-
-
 def on_loopback(address: str) -> bool:
     """Whether Ray runs on this machine's loopback only: a local Ray, an address on 127.x/localhost, or ``auto``
     naming such a cluster (Ray's own address file). Then the driver must take 127.0.0.1 as its node address
@@ -381,6 +364,10 @@ class RayLauncher(Launcher):
         try:
             ray.init(**args, ignore_reinit_error=True)
         except Exception as exc:  # noqa: BLE001 - Ray's many failures (auth, unreachable, bad address): one line
+            try:
+                from hpoflow.runner.ray_pool import ray_error
+            except ImportError:  # the plugin without hpoflow: Ray's own first line
+                raise RayUnavailable(f"Ray at {args['address']}: {type(exc).__name__}: {exc}") from exc
             raise RayUnavailable(ray_error(args["address"], exc)) from exc
         return ray
 

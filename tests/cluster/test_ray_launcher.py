@@ -206,7 +206,7 @@ def test_a_ray_started_by_hpoflow_collects_no_usage_statistics():
      "a local Ray could not be started or joined (RuntimeError: something else)"),
 ])
 def test_a_failed_ray_init_is_one_line_naming_the_address(exc, address, says):
-    from hydra_plugins.hpoflow_ray_launcher.ray_launcher import ray_error
+    from hpoflow.runner.ray_pool import ray_error
 
     message = ray_error(address, exc)
     assert message.startswith(says) and "\n" not in message, message
@@ -233,3 +233,24 @@ def test_a_cluster_that_wants_a_token_the_driver_lacks_is_one_error_line_and_a_f
     assert "RAY_AUTH_TOKEN_PATH" in errors[0]
     (parent,) = mlflow_runs(uri, "auth", parents=True)
     assert parent.info.status == "FAILED" and "AuthenticationError" in parent.data.tags["error"]
+
+
+@needs_ray
+@pytest.mark.cli
+def test_budget_executor_ray_without_the_clusters_token_is_one_line_and_a_failed_run(tmp_path):
+    """The library's Ray pool (budget.executor=ray): before, Ray's AuthenticationError traceback and the run left
+    RUNNING; now one line, exit 2, the run FAILED."""
+    from tests.cluster.servers import free_port
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = cli_env() | {"RAY_ADDRESS": f"127.0.0.1:{free_port()}", "RAY_AUTH_MODE": "token", "HOME": str(tmp_path)}
+    for key in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(key, None)
+    proc = subprocess.run([sys.executable, "-m", "hpoflow", "algo=random", "task=branin", "budget.rounds=2",
+                           "budget.workers=2", "budget.executor=ray", f"tracking.uri={uri}", "progress=false"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "Error: budget.executor=ray: Ray at 127.0.0.1:"), proc.stderr[-3000:]
+    (run,) = mlflow_runs(uri)
+    assert run.info.status == "FAILED" and "AuthenticationError" in run.data.tags["error"]
