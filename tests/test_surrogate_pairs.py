@@ -72,8 +72,8 @@ def test_each_surrogate_entrys_declared_model_and_protocols_are_its_class_and_wh
     for name in SURROGATES:
         entry = registry.get("surrogate", name)
         cls = built_class(entry.load())
-        assert cls is not None and entry.model == cls.__name__, name
-        assert set(entry.provides) == {p.__name__ for p in protocols if base.provides(cls, p)}, name
+        assert cls is not None and entry.model_class == cls.__name__, name
+        assert set(entry.model_provides) == {p.__name__ for p in protocols if base.provides(cls, p)}, name
 
 
 def test_each_algorithm_declares_the_protocol_its_family_needs():

@@ -59,8 +59,8 @@ GP_PROTOCOLS = ("Surrogate", "StandardizedSurrogate", "ExtendableSurrogate", "Le
 
 BUILTINS = [
     surrogate("gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF",
-              model="ExactGP", provides=GP_PROTOCOLS),
+              model_class="ExactGP", model_provides=GP_PROTOCOLS),
     surrogate("skopt_gp", "hpoflow.surrogates.gp:build", GPConfig,
               "exact GP as scikit-optimize's: constant x Matérn-5/2 ARD + white noise (learned output scale)",
-              model="ExactGP", provides=GP_PROTOCOLS, learn_outputscale=True),
+              model_class="ExactGP", model_provides=GP_PROTOCOLS, learn_outputscale=True),
 ]
