@@ -30,7 +30,9 @@ class Result:
         best_value: its value, in the objective's own sign.
         records: one :class:`~hpoflow.core.records.Record` per round (config, value, cost, failure).
         metrics: the metrics logged per round (value, best_value, regret, query_cost, wall_time, ...).
-        summary: best value/config, cumulative and simple regret (if an optimum is known), cost, failures.
+        summary: best value/config, cumulative and simple regret (if an optimum is known), cost, failures; and
+            what the algorithm chose when it was built, as its run's tags say (``algo="auto"``: ``auto.choice``,
+            ``auto.settings``, ``auto.reason``).
         status: how the run ended (FINISHED).
         run_id: the MLflow run, when tracked; ``uri``: its store.
     """
@@ -51,7 +53,7 @@ def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict
                   run_id, uri)
 
 
-def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int | None = None,
+def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,
              seed: int = 0, tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1,
              executor: str = "thread", surrogate: str | dict[str, Any] | None = None,
              checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
@@ -65,11 +67,13 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
             failed evaluation (``on_error``: ``fail`` ends the run, ``skip`` records it and goes on).
         space: a :class:`SearchSpace` or a dict spec, e.g. ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5,
             1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see :func:`hpoflow.core.space.parse_space`).
-        algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults.
+        algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults;
+            ``auto`` (the default) picks one by the space and the budget, and ``Result.summary["auto.choice"]``
+            (with ``auto.settings`` and ``auto.reason``) says which and why.
         rounds: the evaluation budget (default 30; with ``cost``, no limit but the cost).
         fidelity: ``(name, min, max)`` (or a :class:`~hpoflow.core.fidelity.Fidelity`): ``fn`` takes the level as
             the keyword ``name`` (``def train(config, epochs): ...``) and a multi-fidelity algorithm (``hyperband``,
-            ``asha``, ``sha``, ``mf_gp``) chooses it; a float result then costs the level in fidelity units.
+            ``asha``, ``sha``, ``mf_gp``; ``auto`` with ``cost``) chooses it; a float result costs the level.
         cost: the budget in cost units (fidelity units with ``fidelity``): the run stops once it is spent.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs (as a CLI run does).
         tracking: None or False (the default: nothing logged), True (the CLI's store, ``outputs/mlflow.db``), an
@@ -101,7 +105,7 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp
                      optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost)
 
 
-def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int | None = None,
+def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,
              seed: int = 0, tracking: str | dict[str, Any] | bool | None = None, *, workers: int = 1,
              executor: str = "thread", surrogate: str | dict[str, Any] | None = None,
              checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
@@ -155,7 +159,10 @@ def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Dir
     if finished is not None:
         return finished
     out = execute(run, progress)
-    return result_of(out.summary, out.records, out.metrics, out.status, run.run_id, run.uri)
+    from hpoflow.runner.build import algorithm_tags
+
+    summary = {**out.summary, **algorithm_tags(run.loop.algorithm)}  # algo=auto: what it picked, also untracked
+    return result_of(summary, out.records, out.metrics, out.status, run.run_id, run.uri)
 
 
 def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> tuple[Any, Result | None]:

@@ -153,3 +153,34 @@ def test_a_checkpointed_run_is_not_repeated_and_other_settings_are_refused(tmp_p
     assert (again.best_value, again.best_config) == (first.best_value, first.best_config)
     with pytest.raises(ConfigError, match=r"other settings \(budget.rounds: 4 -> 5\)"):
         hpoflow.minimize(_quadratic, space, algo="random", rounds=5, checkpoint=checkpoint)
+
+
+def test_the_default_algorithm_is_auto_and_the_summary_says_what_it_picked():
+    """Issue 41: minimize(fn, space) ran gp_ei, not the recommended auto; with tracking off nothing said what auto
+    picked. Now the default is auto and Result.summary carries its run tags."""
+    import inspect
+
+    assert inspect.signature(hpoflow.minimize).parameters["algo"].default == "auto"
+    assert inspect.signature(hpoflow.maximize).parameters["algo"].default == "auto"
+    result = hpoflow.minimize(lambda c: (c["x"] - 0.3) ** 2 + (c["y"] + 0.1) ** 2,
+                              {"x": ("float", -1.0, 1.0), "y": ("float", -1.0, 1.0)}, rounds=40)
+    assert result.summary["auto.choice"] == "cobyqa" and "40 rounds <= 20 x d" in result.summary["auto.reason"]
+    assert result.summary["best_value"] == result.best_value
+    picked = hpoflow.minimize(_quadratic, {"x": ("float", -1.0, 1.0), "act": ["relu", "tanh"]}, rounds=4).summary
+    assert (picked["auto.choice"], picked["auto.settings"]) == ("gp_ei", "discrete=snap")
+
+
+def test_auto_on_a_continuous_space_at_a_cobyqa_budget_gives_one_run_for_every_seed_as_the_readme_says():
+    """The README's note on seed statistics under algo=auto (COBYQA from the centre of the box): if the seed ever
+    moves the start, this fails and the README's sentence must change with it."""
+    from tests.test_readme import README
+
+    assert "COBYQA starts from the centre of the box whatever the" in README
+
+    def run(seed):
+        result = hpoflow.minimize(lambda c: (c["x"] - 0.3) ** 2 + abs(c["y"] + 0.1), {"x": ("float", -1.0, 1.0),
+                                  "y": ("float", -1.0, 1.0)}, rounds=40, seed=seed)
+        assert result.summary["auto.choice"] == "cobyqa"
+        return [r.config for r in result.records[:8]]
+
+    assert run(0) == run(7)

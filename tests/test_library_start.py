@@ -75,3 +75,38 @@ def test_reading_the_generator_hands_the_draws_over_to_torch_without_a_jump():
     rest = [switched.ask() for _ in range(3)]
     assert not any(isinstance(s, PlainSuggestion) for s in rest)
     assert first + [s.config for s in rest] == [plain.ask().config for _ in range(5)]
+
+
+FIRST_EVALUATION = """
+import json, sys
+import hpoflow
+seen = {}
+def fn(config):
+    if not seen:
+        seen.update({m: m in sys.modules for m in ("torch", "gpytorch", "sympy", "scipy.optimize", "scipy.stats")})
+    return (config["x"] - 0.3) ** 2 + (config["y"] + 0.1) ** 2
+hpoflow.minimize(fn, {"x": ("float", -1.0, 1.0), "y": ("float", -1.0, 1.0)}, algo="auto", rounds=ROUNDS)
+print(json.dumps(seen))
+"""
+
+
+def _modules_at_first_evaluation(rounds: int) -> dict[str, bool]:
+    proc = subprocess.run([sys.executable, "-c", FIRST_EVALUATION.replace("ROUNDS", str(rounds))], env=cli_env(),
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_validating_algo_auto_imports_no_torch():
+    """Issue 41: validating the settings checked auto's surrogate by importing surrogates/gp.py (torch, gpytorch:
+    1.1 CPU s); the registry entries now declare their models' protocols. At 40 rounds on 2 floats auto runs
+    COBYQA, which needs no torch at all."""
+    seen = _modules_at_first_evaluation(40)
+    assert not seen["torch"] and not seen["gpytorch"] and not seen["sympy"], seen
+
+
+def test_the_default_auto_run_builds_its_gp_model_and_imports_scipy_only_when_it_first_fits():
+    """At the default budget auto runs GP-EI: its first points are the initial design, which needs torch but not
+    gpytorch's model (torch imports sympy for its first kernel, ~0.35 CPU s) nor scipy's optimisers."""
+    seen = _modules_at_first_evaluation(30)
+    assert seen["torch"] and not seen["sympy"] and not seen["scipy.optimize"] and not seen["scipy.stats"], seen

@@ -60,6 +60,22 @@ def _skip_without_extra(algo: str) -> None:
         pytest.skip(f"{algo} needs {entry.missing()} (pip install 'hpoflow[{entry.extra}]')")
 
 
+def test_each_surrogate_entrys_declared_model_and_protocols_are_its_class_and_what_it_provides():
+    """The declarations validation reads instead of importing the surrogate's module (torch, gpytorch)."""
+    from hpoflow.config.pairing import built_class
+    from hpoflow.surrogates import base
+
+    protocols = [p for p in vars(base).values() if isinstance(p, type) and getattr(p, "_is_runtime_protocol", False)
+                 and base.Surrogate in p.__mro__]
+    assert {p.__name__ for p in (base.Surrogate, base.KernelSurrogate, base.TimeVaryingSurrogate)} <= {
+        p.__name__ for p in protocols}
+    for name in SURROGATES:
+        entry = registry.get("surrogate", name)
+        cls = built_class(entry.load())
+        assert cls is not None and entry.model_class == cls.__name__, name
+        assert set(entry.model_provides) == {p.__name__ for p in protocols if base.provides(cls, p)}, name
+
+
 def test_each_algorithm_declares_the_protocol_its_family_needs():
     for name in ALGORITHMS:
         assert getattr(registry.get("algorithm", name).load(), "surrogate_protocol", None) is EXPECTED.get(name), name

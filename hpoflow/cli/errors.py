@@ -146,6 +146,14 @@ def install() -> None:
             print(f"Error: the sweep had failed jobs (the others ran); first: {mask_secrets(str(ex))}", file=sys.stderr)
             sys.exit(ex.status)
         except Exception as ex:  # noqa: BLE001 - recognised errors become one line, the rest go to Hydra
+            status = getattr(ex, "exit_status", None)
+            if isinstance(status, int) and not isinstance(status, bool):  # a launcher's one-line error (Ray's)
+                from hpoflow.store.callbacks import close_open_studies
+
+                line = mask_secrets(" ".join(str(ex).split()))
+                close_open_studies(error=line)
+                print(f"Error: {line}", file=sys.stderr)
+                sys.exit(status)
             message = one_line(ex) or setup_error(ex)
             if message is None:  # not a composition error: Hydra's own reporting (stripped traceback)
                 def reraise(err: BaseException = ex) -> Any:

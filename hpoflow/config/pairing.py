@@ -3,8 +3,10 @@
 Each algorithm class names the protocol of :mod:`hpoflow.surrogates.base` it uses (``surrogate_protocol``); each
 registered surrogate's factory names the class it builds (its return annotation, or the class itself). The pair is
 checked class against protocol (:func:`hpoflow.surrogates.base.provides`), so no model is built and no run is
-created before ``algo=turbo surrogate=nn`` is refused in one line. Only an algorithm that uses a surrogate loads
-the surrogate's module; the refusal loads every registered one to name those that fit.
+created before ``algo=turbo surrogate=nn`` is refused in one line. A registry entry that declares its model's
+class and protocols (``model_class=``, ``model_provides=``: every built-in) is checked from that declaration,
+importing nothing (validating ``algo=auto`` imported torch and gpytorch, 1.1 CPU s, before); only an entry without
+one (a plug-in) has its module imported to read the class.
 """
 from __future__ import annotations
 
@@ -36,7 +38,13 @@ def fitting(protocol: type) -> list[str]:
     """The registered surrogates (their extras installed) whose models provide ``protocol``."""
     out = []
     for entry in registry.entries("surrogate"):
-        cls = None if entry.missing() else built_class(entry.load())
+        if entry.missing():
+            continue
+        if entry.model_provides:  # declared: no import
+            if protocol.__name__ in entry.model_provides:
+                out.append(entry.name)
+            continue
+        cls = built_class(entry.load())
         if cls is not None and provides(cls, protocol):
             out.append(entry.name)
     return out
@@ -56,6 +64,12 @@ def refusal(algo_name: str, algo_entry: registry.Entry | None, algo_target: str 
     protocol = getattr(algorithm, "surrogate_protocol", None)
     if protocol is None:
         return None
+    if surrogate_entry is not None and surrogate_entry.model_provides:  # declared by the entry: nothing imported
+        surrogate_entry.require()
+        if protocol.__name__ in surrogate_entry.model_provides:
+            return None
+        got = f"{surrogate_entry.model_class} (surrogate={surrogate_name})"
+        return needs(algo_name, protocol, got, fitting(protocol))
     try:
         factory = surrogate_entry.load() if surrogate_entry is not None else _import(str(surrogate_target))
     except (ImportError, AttributeError):

@@ -35,6 +35,22 @@ def root_keys() -> set[str]:
     return {f.name for f in fields(RootConfig)}
 
 
+# the URI schemes MLflow's tracking client opens (its store registry; a SQLAlchemy dialect may follow a "+")
+TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "file", "databricks", "uc")
+
+
+def uri_scheme_problem(uri: str) -> str | None:
+    """One line for a ``tracking.uri`` whose scheme no MLflow store takes (``htp://``), else None: said here,
+    before MLflow answers with its model registry's sentence."""
+    from urllib.parse import urlsplit
+
+    scheme = urlsplit(uri.strip()).scheme.lower()
+    if not scheme or scheme.split("+", 1)[0] in TRACKING_SCHEMES:
+        return None
+    return (f"tracking.uri={uri!r}: '{scheme}://' is not a store MLflow opens; allowed: sqlite:///FILE, "
+            "http(s)://HOST:PORT, postgresql://..., mysql://..., mssql://..., file:///FOLDER, databricks")
+
+
 def check_config(raw: dict[str, Any]) -> None:
     """Raise ValueError (one line) on the first nonsense value of a resolved config."""
     unknown = sorted(set(raw) - root_keys())
@@ -53,7 +69,7 @@ def check_config(raw: dict[str, Any]) -> None:
     if isinstance(uri, str) and not uri.strip():
         raise ValueError("tracking.uri is empty: give a store URI (e.g. sqlite:///outputs/mlflow.db, "
                          "http://host:5000) or leave it out for the default store")
-    problem = store_uri_problem(uri) if isinstance(uri, str) else None
+    problem = (uri_scheme_problem(uri) or store_uri_problem(uri)) if isinstance(uri, str) else None
     if problem:
         raise ValueError(problem)
     for key in ("run_name", "experiment"):

@@ -43,6 +43,12 @@ class Entry:
         install: the command to name instead, for a library no extra can hold (e.g. one whose pins clash).
         surrogate: algorithms only: the surrogate option its generated YAML file selects (``surrogate=...`` still
             wins); empty: the config's default surrogate. A plug-in selects its surrogate in its own YAML file.
+        model_class: surrogates only: the name of the class the factory builds (``ExactGP``), and
+        model_provides: the protocols of :mod:`hpoflow.surrogates.base` that class provides, by name. With both
+            declared (names no config field takes, since ``defaults`` share the keywords),
+            checking an algorithm x surrogate pair while validating imports nothing (no torch, no gpytorch);
+            without them the factory's module is imported to read its class. tests/test_surrogate_pairs.py checks
+            the built-ins' declarations against their classes.
     """
 
     kind: str
@@ -57,6 +63,8 @@ class Entry:
     extra: str = ""
     surrogate: str = ""
     install: str = ""
+    model_class: str = ""
+    model_provides: tuple[str, ...] = ()
 
     def missing(self) -> str | None:
         """The first module of ``requires`` that cannot be imported, or None (a spec look-up, no import)."""
@@ -89,14 +97,19 @@ class Entry:
 
 def entry(kind: str, name: str, target: str | Callable[..., Any], config: type, description: str = "", *,
           smoke: tuple[str, ...] = (), tasks: tuple[str, ...] = (), requires: tuple[str, ...] = (),
-          extra: str = "", surrogate: str = "", install: str = "", **defaults: Any) -> Entry:
+          extra: str = "", surrogate: str = "", install: str = "", model_class: str = "",
+          model_provides: tuple[str, ...] = (), **defaults: Any) -> Entry:
     """An :class:`Entry`; ``defaults`` override the config dataclass's defaults for this name only."""
     if kind not in KINDS:
         raise ValueError(f"kind '{kind}' is unknown; allowed: {', '.join(KINDS)}")
     if surrogate and kind != "algorithm":
         raise ValueError(f"{GROUP_OF_KIND[kind]}={name}: only an algorithm selects a surrogate")
+    if (model_class or model_provides) and kind != "surrogate":
+        raise ValueError(f"{GROUP_OF_KIND[kind]}={name}: only a surrogate declares the model it builds")
+    if bool(model_class) != bool(model_provides):
+        raise ValueError(f"surrogate={name}: declare both model_class= and model_provides=, or neither")
     return Entry(kind, name, target, config, {"name": name, **defaults}, description, tuple(smoke), tuple(tasks),
-                 tuple(requires), extra, surrogate, install)
+                 tuple(requires), extra, surrogate, install, model_class, tuple(model_provides))
 
 
 def algorithm(name: str, target: str | Callable[..., Any], config: type, description: str = "",

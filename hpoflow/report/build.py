@@ -15,7 +15,7 @@ from hpoflow.report import statistics as st
 from hpoflow.report.aggregate import summarise
 from hpoflow.report.compute import CostSettings, wanted
 from hpoflow.report.cost_section import cost_section
-from hpoflow.report.figures import plot_anytime, plot_cd, plot_profiles, plot_task
+from hpoflow.report.figures import palette, plot_anytime, plot_cd, plot_profiles, plot_task
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_html, to_markdown
 from hpoflow.report.loading import StudyData, best_config, to_run_curves
 from hpoflow.report.profiles import ALL, BBOB_GROUPS, TARGETS_TEXT, data_profiles, final_table
@@ -91,7 +91,7 @@ def order_note(first_by_rank: str, first_by_mean: str, tied: bool = False) -> st
 
 
 def _data_profiles(norm: st.Normalised, runs: pd.DataFrame, out: Path, blocks: list[Block],
-                   printed: list[str]) -> list[Path]:
+                   printed: list[str], colors: dict[str, str]) -> list[Path]:
     """COCO-style data profiles (``data_profile`` and, on BBOB, ``data_profile_groups``) and their final table."""
     prof = data_profiles(norm.curves, runs)
     if prof.curves.empty:
@@ -101,12 +101,12 @@ def _data_profiles(norm: st.Normalised, runs: pd.DataFrame, out: Path, blocks: l
             f"best-so-far value reached the target, against {scale} (log axis). Targets: {TARGETS_TEXT} "
             "(1 = the task's reference, see above); a failed run reaches no further target after it failed.")
     figures = plot_profiles(prof.curves, prof.per_dimension, "Data profiles, all functions", out, "data_profile",
-                            [ALL])
+                            [ALL], colors)
     blocks += [Heading("Data profiles", 3), Figure(figures[0], text)]
     groups = [g for g in BBOB_GROUPS if (prof.curves["panel"] == g).any()]
     if groups:
         more = plot_profiles(prof.curves, prof.per_dimension, "Data profiles by BBOB function group", out,
-                             "data_profile_groups", groups)
+                             "data_profile_groups", groups, colors)
         figures += more
         blocks.append(Figure(more[0], "The same data profiles per BBOB function group (COCO's five groups)."))
     table = final_table(prof)
@@ -116,7 +116,8 @@ def _data_profiles(norm: st.Normalised, runs: pd.DataFrame, out: Path, blocks: l
     return figures
 
 
-def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: list[str]) -> list[Path]:
+def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: list[str],
+                colors: dict[str, str]) -> list[Path]:
     figures: list[Path] = []
     blocks += [Heading("Across tasks"), Text("How each task is normalised:"),
                Table(references_table(norm.references))]
@@ -126,10 +127,10 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
     by_cost = st.on_cost_grid(norm)
     reg = plot_anytime(st.regret_over(norm.curves, "step"), st.regret_over(by_cost, "cost_fraction"),
                        "normalised regret", "Normalised regret over the budget (mean, 95% bands)", out,
-                       "normalised_regret", log=True)
+                       "normalised_regret", log=True, colors=colors)
     rank = plot_anytime(st.ranks_over(norm.curves, "step"), st.ranks_over(by_cost, "cost_fraction"),
                         "average rank (1 = best)", "Average rank over the budget (mean, 95% bands)", out,
-                        "average_rank")
+                        "average_rank", colors=colors)
     figures += reg + rank
     blocks += [Figure(reg[0], "Normalised regret of the best value so far, averaged over tasks and seeds, against "
                       "the round and against the fraction of the task's budget spent in query cost (cumulative "
@@ -143,7 +144,7 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
         blocks.append(Text(f"Warning: no critical-difference diagram: {exc}", "warning"))
         norm.warnings.append(f"Warning: no critical-difference diagram: {exc}")
     else:
-        cd_paths = plot_cd(cd.mean_ranks, cd.pvalues, f"Final normalised regret, {cd.method}", out)
+        cd_paths = plot_cd(cd.mean_ranks, cd.pvalues, f"Final normalised regret, {cd.method}", out, colors=colors)
         figures += cd_paths
         text = cd_caption(cd.method, cd.friedman_p, cd.n_blocks, len(cd.mean_ranks))
         order = list(cd.mean_ranks.sort_values(kind="stable").index)
@@ -193,8 +194,8 @@ def _against_compute(data: StudyData, settings: CostSettings, out: Path, blocks:
     return [sec.csv] if sec.csv else []
 
 
-def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool
-              ) -> tuple[list[Path], dict]:
+def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool,
+              colors: dict[str, str]) -> tuple[list[Path], dict]:
     finished = StudyData(data.runs[data.runs["status"] == "FINISHED"], data.curves, data.parents, data.uri)
     summaries = summarise(to_run_curves(finished))
     figures = []
@@ -204,7 +205,7 @@ def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str
             for s in rows:
                 s.best_config = best_config(data.uri, s.best_run, data.runs)
         task = " ".join(task_key)
-        paths = plot_task(task, rows, out)
+        paths = plot_task(task, rows, out, colors)
         figures += paths
         blocks += [
             Heading(task, 3),
@@ -256,10 +257,11 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True, cost: CostSe
     blocks: list[Block] = [Text(f"Selection: {data.selection}.")]
     blocks += [Text(w, "warning") for w in norm.warnings]
     printed: list[str] = []
-    figures = _cross_task(norm, out, blocks, printed)
-    figures += _data_profiles(norm, data.runs, out, blocks, printed)
+    colors = palette(data.runs["tags.algo"].dropna() if "tags.algo" in data.runs else [])  # one per algorithm
+    figures = _cross_task(norm, out, blocks, printed, colors)
+    figures += _data_profiles(norm, data.runs, out, blocks, printed, colors)
     extra = _against_compute(data, cost or CostSettings(), out, blocks, printed, norm.warnings, figures)
-    more, summaries = _per_task(data, out, blocks, printed, best_configs)
+    more, summaries = _per_task(data, out, blocks, printed, best_configs, colors)
     blocks += [Heading("Study"), Text(f"{len(data.runs)} runs; git commit(s): {', '.join(commits) or 'unknown'}."
                                       + (f" Study parent run: {data.study_parent()}." if data.study_parent() else "")),
                Table(config)]

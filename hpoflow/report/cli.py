@@ -7,12 +7,15 @@ Keys (``key=value``, as in the main CLI):
     report.sweep_id       only runs of this sweep
     report.parent_run_id  only the children of this study parent run
     report.tags           exact tag values, e.g. ``report.tags={algo: gp_ei}`` or ``report.tags.task=branin``
-    report.out            output folder (default: ``report``)
+    report.out            output folder (default: ``report/<selection>``: ``report/branin``, ``report/all``,
+                          ``report/branin_algo-gp_ei``; a folder that already holds a report is said to be
+                          replaced, in one line)
     report.include_failed count FAILED/KILLED runs as the worst value (default: true; false drops them)
     report.best_config    fetch each algorithm's best configuration from its run's artifacts (default: true)
-    report.log_to_mlflow  auto (default): log the report as artifacts of the selection's study parent run when
-                          there is one (and no report.tags); true: also without one, into a new summary run;
-                          false: never
+    report.log_to_mlflow  auto (default): log the report as artifacts of the study's parent run when the
+                          selection is that study's runs (no report.tags, no run outside it), and into a new
+                          summary run when it mixes a study's runs with others (single runs, another study);
+                          true: also without any study, into a new summary run; false: never
     report.x              auto (default): also compare methods against compute (anytime normalised regret over
                           the fraction of the cost budget, ranks, area, cost to a target, data profile over cost)
                           when runs logged a fidelity or set budget.cost; cost: always; round: never
@@ -35,6 +38,31 @@ ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
                       "log_to_mlflow", "x", "fractions", "reference", "incumbent"}}
 LOG_CHOICES = ("auto", "true", "false")
 REPORT_ARTIFACT_DIR = "report"   # folder of the parent run's artifacts that holds the report
+
+
+def default_out(cfg: Any, tags: dict[str, str]) -> Path:
+    """``report/<selection>``: the study or experiment names, the sweep, study parent and tags that select the runs
+    (two different selections never share a folder)."""
+    import re
+
+    tracking, report = cfg.get("tracking") or {}, cfg.get("report") or {}
+    parts = [str(cfg.get("experiment") or tracking.get("experiment") or "all")]
+    parts += [f"{label}-{report.get(key)}" for key, label in (("sweep_id", "sweep"), ("parent_run_id", "parent"))
+              if report.get(key)]
+    parts += [f"{key}-{value}" for key, value in sorted(tags.items())]
+    name = re.sub(r"[^A-Za-z0-9_.,-]+", "-", "_".join(parts)).strip("-.") or "all"
+    return Path("report") / name[:120]
+
+
+def _replacing(out: Path) -> str | None:
+    """One line when ``out`` already holds a report (it is about to be replaced), else None."""
+    import datetime
+
+    earlier = out / "report.html"
+    if not earlier.is_file():
+        return None
+    when = datetime.datetime.fromtimestamp(earlier.stat().st_mtime).strftime("%Y-%m-%d %H:%M:%S")
+    return (f"Note: replacing the report in {out} (written {when}); give report.out=<folder> to keep both")
 
 
 def _check_keys(cfg: Any) -> str | None:
@@ -101,10 +129,14 @@ def _quiet_solvers() -> None:
 
 def _probe(uri: str) -> str | None:
     """One line if the store cannot be opened or reached (with the CLI's short HTTP retries), else None."""
+    from hpoflow.config.validation import uri_scheme_problem
     from hpoflow.runner.build import first_line
     from hpoflow.store.backend import make_client, retry, sqlite_path
     from hpoflow.store.params import mask_secrets
 
+    problem = uri_scheme_problem(uri)
+    if problem:
+        return mask_secrets(problem)
     if sqlite_path(uri) is not None:  # a file: loading reports a missing or empty one itself
         return None
     try:
@@ -152,25 +184,28 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     experiment, sweep_id = tracking.get("experiment"), report.get("sweep_id")
     parent = report.get("parent_run_id")
+    tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
+    out = Path(report.get("out") or default_out(cfg, tags))
+    replacing = _replacing(out)
     if cfg.get("experiment"):  # a study: its paper table, then the statistics over its MLflow experiment
         from hpoflow.report.papers import paper_table, study_experiment
 
         try:
             experiment = study_experiment(str(cfg.experiment))
-            table = paper_table(uri, str(cfg.experiment), Path(report.get("out") or "report"))
+            table = paper_table(uri, str(cfg.experiment), out)
         except ValueError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 2
         if table is not None:
             print(table)
-            Path(report.get("out") or "report").mkdir(parents=True, exist_ok=True)
-            (Path(report.get("out") or "report") / f"{cfg.experiment}.txt").write_text(table + "\n")
-    tags = {str(k): str(v) for k, v in (report.get("tags") or {}).items()}
-    out = Path(report.get("out") or "report")
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{cfg.experiment}.txt").write_text(table + "\n")
     _quiet_solvers()
     try:
         data = load_study(uri, experiment=experiment, sweep_id=sweep_id, parent_run_id=parent, tags=tags,
                           include_failed=include_failed)
+        if replacing:
+            print(replacing, file=sys.stderr)
         built = build(data, out, best_configs=best_configs, cost=cost)
     except (SelectionError, ReportError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -192,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
 def _log(data: StudyData, built: Any, mode: str, experiment: Any, sweep_id: Any, tags: dict[str, str]) -> None:
     files = [built.html, built.markdown, built.csv, *built.extra]
     parent = data.study_parent() if not tags else None  # a tag-filtered subset is not the study's report
+    if parent is not None and (data.runs["parent_run_id"].fillna("").astype(str) != parent).any():
+        parent = None  # runs beyond the study (single runs, another study): not the study's report either,
+        if mode == "auto":  # so it goes into a new summary run and the study's own report stays as it was
+            mode = "true"
     if mode == "false":
         return
     if parent:

@@ -26,10 +26,26 @@ def _pyplot():
     return plt
 
 
-def _draw(ax, x: np.ndarray, curves: np.ndarray, label: str) -> None:
+def palette(algos) -> dict[str, str]:
+    """One colour per algorithm, the same in every figure of a report (line plots, data profiles and the CD
+    diagram): matplotlib's tab10 in the algorithms' sorted order, then tab20b and tab20c for more than ten."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    colors = [to_hex(colormaps[name](i)) for name, n in (("tab10", 10), ("tab20b", 20), ("tab20c", 20))
+              for i in range(n)]
+    return {algo: colors[i % len(colors)] for i, algo in enumerate(sorted({str(a) for a in algos}))}
+
+
+def _colors(colors: dict[str, str] | None, algos) -> dict[str, str]:
+    """``colors`` where given (the report's palette), else this figure's own."""
+    return colors if colors is not None and set(map(str, algos)) <= set(colors) else palette(algos)
+
+
+def _draw(ax, x: np.ndarray, curves: np.ndarray, label: str, color: str | None = None) -> None:
     mean, half = band(curves)
-    ax.plot(x, mean, label=label)
-    ax.fill_between(x, mean - half, mean + half, alpha=0.2)
+    ax.plot(x, mean, label=label, color=color)
+    ax.fill_between(x, mean - half, mean + half, alpha=0.2, color=color)
 
 
 def _finish(fig, title: str, out: Path, stem: str) -> list[Path]:
@@ -51,28 +67,31 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
     return paths
 
 
-def plot_task(task: str, rows: list[Summary], out: Path) -> list[Path]:
+def plot_task(task: str, rows: list[Summary], out: Path, colors: dict[str, str] | None = None) -> list[Path]:
     """Write ``regret_vs_round_<task>`` and ``regret_vs_cost_<task>`` as PNG and SVG; return the paths.
 
-    Each has two panels, cumulative and simple regret, with mean ± 1.96·std/√n bands over seeds.
+    Each has two panels, cumulative and simple regret, with mean ± 1.96·std/√n bands over seeds; ``colors``:
+    the report's :func:`palette`.
     """
+    colors = _colors(colors, [s.algo for s in rows])
+
     def by_round(ax_c, ax_s) -> None:
         for s in rows:
             x = np.arange(1, s.curves.shape[1] + 1)
-            _draw(ax_c, x, s.curves, f"{s.algo} (n={s.n})")
+            _draw(ax_c, x, s.curves, f"{s.algo} (n={s.n})", colors[s.algo])
             if s.simple_curves.size:
-                _draw(ax_s, x, s.simple_curves, f"{s.algo} (n={s.n})")
+                _draw(ax_s, x, s.simple_curves, f"{s.algo} (n={s.n})", colors[s.algo])
 
     def by_cost(ax_c, ax_s) -> None:
         for s in rows:
             if not s.cost_curves.size or np.all(np.isnan(s.cost_curves)):
                 continue
             grid, cum = on_cost_grid(s)
-            _draw(ax_c, grid, cum, f"{s.algo} (n={s.n})")
+            _draw(ax_c, grid, cum, f"{s.algo} (n={s.n})", colors[s.algo])
             simple = Summary(s.task, s.algo, s.n, s.cumulative, s.simple, s.query_cost, s.wall_time,
                              s.simple_curves, cost_curves=s.cost_curves)
             grid, sim = on_cost_grid(simple)
-            _draw(ax_s, grid, sim, f"{s.algo} (n={s.n})")
+            _draw(ax_s, grid, sim, f"{s.algo} (n={s.n})", colors[s.algo])
 
     return (_two_panels(by_round, "round", f"{task}: regret vs round (95% bands)", out,
                         f"regret_vs_round_{_slug(task)}")
@@ -97,16 +116,17 @@ def _two_panels(draw, xlabel: str, title: str, out: Path, stem: str) -> list[Pat
 
 # -- cross-task figures ------------------------------------------------------------------------------------
 def plot_anytime(by_round, by_cost, ylabel: str, title: str, out: Path, stem: str, *, log: bool = False,
-                 invert: bool = False) -> list[Path]:
+                 invert: bool = False, colors: dict[str, str] | None = None) -> list[Path]:
     """Two panels, against round and against the fraction of the budget's query cost, one line per algorithm
     with its 95% band; ``by_*`` are tables with columns algo, <x>, mean, half (``statistics.*_over``)."""
     plt = _pyplot()
+    colors = _colors(colors, [*by_round["algo"], *by_cost["algo"]])
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, table, x, xlabel in ((axes[0], by_round, "step", "round"),
                                  (axes[1], by_cost, "cost_fraction", "fraction of the budget's query cost")):
         for algo, g in table.groupby("algo", sort=True):
-            ax.plot(g[x], g["mean"], label=algo)
-            ax.fill_between(g[x], g["mean"] - g["half"], g["mean"] + g["half"], alpha=0.2)
+            ax.plot(g[x], g["mean"], label=algo, color=colors[str(algo)])
+            ax.fill_between(g[x], g["mean"] - g["half"], g["mean"] + g["half"], alpha=0.2, color=colors[str(algo)])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
@@ -118,15 +138,18 @@ def plot_anytime(by_round, by_cost, ylabel: str, title: str, out: Path, stem: st
     return _finish(fig, title, out, stem)
 
 
-def plot_cd(mean_ranks, pvalues, title: str, out: Path, stem: str = "cd_diagram") -> list[Path]:
+def plot_cd(mean_ranks, pvalues, title: str, out: Path, stem: str = "cd_diagram",
+            colors: dict[str, str] | None = None) -> list[Path]:
     """Critical-difference diagram (scikit-posthocs): average ranks on an axis, bars over non-significant
-    groups at α = 0.05."""
+    groups at α = 0.05; each algorithm in its colour of the line plots (``colors``: the report's palette)."""
     import scikit_posthocs as sp
 
     plt = _pyplot()
+    colors = _colors(colors, list(mean_ranks.index))
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.35 * len(mean_ranks)))
     sp.critical_difference_diagram(mean_ranks, pvalues, ax=ax, alpha=0.05, label_fmt_left="{label} ({rank:.2f})",
-                                   label_fmt_right="({rank:.2f}) {label}")
+                                   label_fmt_right="({rank:.2f}) {label}",
+                                   color_palette={str(a): colors[str(a)] for a in mean_ranks.index})
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     paths = _save(fig, out, stem)
@@ -174,13 +197,15 @@ def plot_cost_regret(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]
     return _finish(fig, title, out, stem)
 
 
-def plot_profiles(curves, per_dimension: bool, title: str, out: Path, stem: str, panels: list[str]) -> list[Path]:
+def plot_profiles(curves, per_dimension: bool, title: str, out: Path, stem: str, panels: list[str],
+                  colors: dict[str, str] | None = None) -> list[Path]:
     """Data profiles (``profiles.Profiles.curves``): one row of panels per dimension, one column per entry of
     ``panels`` (BBOB groups), or one row with a panel per dimension when ``panels`` is just ``["all"]``; in
     each, one ECDF per algorithm against evaluations (/ dimension), log x axis as in COCO."""
     plt = _pyplot()
     from matplotlib import ticker
 
+    colors = _colors(colors, curves["algo"])
     dims = list(dict.fromkeys(curves["dim"]))
     cells = [(dim, panel) for dim in dims for panel in panels]
     rows, cols = (len(dims), len(panels)) if len(panels) > 1 else (1, len(dims))
@@ -189,7 +214,7 @@ def plot_profiles(curves, per_dimension: bool, title: str, out: Path, stem: str,
     for ax, (dim, panel) in zip(axes.ravel(), cells):
         sub = curves[(curves["dim"] == dim) & (curves["panel"] == panel)]
         for algo, g in sub.groupby("algo", sort=True):
-            ax.step(g["x"], g["fraction"], where="post", label=algo)
+            ax.step(g["x"], g["fraction"], where="post", label=algo, color=colors[str(algo)])
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())

@@ -32,6 +32,23 @@ def init_args(env: dict[str, str], workers: int) -> dict[str, Any]:
             "num_cpus": max(workers, os.cpu_count() or 1)}
 
 
+def ray_error(address: str, exc: BaseException) -> str:
+    """One line for a failed ``ray.init``: where, Ray's own first line, and what to check."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    where = "a local Ray" if address == "local" else f"Ray at {address}"
+    name = type(exc).__name__
+    if name == "AuthenticationError" or "authentication" in text.lower():
+        first = text.split(". ")[0]
+        return (f"{where} refused the connection ({name}: {first}); with token authentication, RAY_AUTH_MODE "
+                "must be token and the cluster's token must be found (the file RAY_AUTH_TOKEN_PATH names, "
+                "RAY_AUTH_TOKEN, or ~/.ray/auth_token) here and where ray start ran")
+    if address != "local" and isinstance(exc, (ConnectionError, TimeoutError)):
+        return (f"{where} cannot be reached ({name}: {text[:300]}); is its head node running (ray start --head), "
+                "is the address right (hydra.launcher.address or RAY_ADDRESS), and, if the cluster uses token "
+                "authentication, does this shell have RAY_AUTH_MODE set to token and the token ray start had?")
+    return f"{where} could not be started or joined ({name}: {text[:300]})"
+
+
 def _evaluate_task(task: Task, config: dict[str, Any], round: int, observe: bool, fidelity: float | None = None,
                    config_id: int | None = None) -> Any:
     return evaluate(task, config, round, observe, fidelity, config_id)
@@ -50,11 +67,14 @@ class RayExecutor(Executor):
             args = init_args(dict(os.environ), workers)
             try:
                 ray.init(**args, ignore_reinit_error=True, log_to_driver=False)
-            except Exception as exc:  # a start that timed out, an unreachable cluster: one line
+            except Exception as exc:  # noqa: BLE001 - auth, unreachable, a start that timed out: one line
                 from hpoflow.config.launchers import ray_start_error
                 from hpoflow.config.settings import ConfigError
 
-                raise ConfigError(ray_start_error(exc, args["address"])) from None
+                line = ray_error(args["address"], exc)
+                if line.endswith(")") and "could not be started or joined" in line:  # nothing more specific
+                    raise ConfigError(ray_start_error(exc, args["address"])) from None
+                raise ConfigError(f"budget.executor=ray: {line}") from None
         self._remote = ray.remote(num_cpus=1, max_retries=RETRIES)(_evaluate_task)
         self._task = ray.put(task)  # sent once, not with every trial
         self._refs: list[Any] = []

@@ -71,12 +71,12 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
-    with loop.guard():  # an executor that cannot start (a Ray that cannot be reached) ends the run FAILED
-        pool = make_executor(executor, workers, loop.task)
+    pool: Executor | None = None
     running: dict[Future[Evaluation | Failure], Suggestion] = {}
     ahead: Suggestion | None = None  # the next trial, proposed while every worker was busy
     try:
-        with loop.guard():
+        with loop.guard():  # a pool that cannot start (Ray refusing the connection) ends the run FAILED too
+            pool = make_executor(executor, workers, loop.task)
             while True:
                 while len(running) < workers and (ahead is not None or loop.can_ask):
                     s, ahead = (ahead, None) if ahead is not None else (loop.ask(), None)
@@ -94,5 +94,6 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
                 for future in sorted(finished, key=lambda f: loop.trial_number(running[f])):
                     loop.tell(running.pop(future), outcome(future))
     finally:
-        pool.shutdown(wait=not running, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=not running, cancel_futures=True)
     return loop.finish()

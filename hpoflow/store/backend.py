@@ -149,7 +149,10 @@ def init_store(uri: str) -> None:
         retry(lambda: client.search_experiments(max_results=1))
         _READY.add(store_identity(uri))
         return
-    db.parent.mkdir(parents=True, exist_ok=True)
+    db.parent.mkdir(parents=True, exist_ok=True)  # a new store's folder, as for the default outputs/mlflow.db
+    # MLflow announces a new store's schema at INFO ("Creating initial MLflow database tables...", "Updating
+    # database tables"): hpoflow made the store on purpose, so those lines say nothing; warnings still show
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
     with file_lock(db.with_name(db.name + ".lock")):
         fresh = not db.exists() or db.stat().st_size == 0
         con = sqlite3.connect(db, timeout=30)

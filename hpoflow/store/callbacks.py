@@ -125,6 +125,12 @@ class StudyCallback(Callback):
         if not tracking.get("enabled", True):
             return
         uri = tracking.get("uri") or default_uri()
+        from hpoflow.config.validation import uri_scheme_problem
+
+        problem = uri_scheme_problem(str(uri))
+        if problem:
+            print(f"Error: {problem}", file=sys.stderr, flush=True)
+            sys.exit(2)
         try:
             self.client = make_client(uri)
         except Exception as exc:  # noqa: BLE001 - an unusable store: one line, before any job
@@ -163,7 +169,7 @@ class StudyCallback(Callback):
         if account is not None and (account.failed or account.killed or account.running):
             sys.exit(1)
 
-    def close(self, interrupted: bool = False) -> Any:
+    def close(self, interrupted: bool = False, error: str | None = None) -> Any:
         """End the parent run once, printing the study's account; returns it (None when nothing was open)."""
         experiment_id, parent_run_id, invocation, name = (self.experiment_id, self.parent_run_id, self.invocation,
                                                           self.name)  # all set once the parent run is open
@@ -174,7 +180,7 @@ class StudyCallback(Callback):
 
         try:
             return sweeps.close_parent(self.client, experiment_id, parent_run_id, invocation, name,
-                                       interrupted=interrupted)
+                                       interrupted=interrupted, error=error)
         except Exception as exc:  # noqa: BLE001 - the jobs' runs are already safe; say why the parent is not
             print(f"Warning: could not close study run {self.parent_run_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
@@ -206,11 +212,12 @@ def overrides_list(config: Any) -> list[str]:
     return [str(o) for o in config.hydra.overrides.task]
 
 
-def close_open_studies(interrupted: bool = False) -> None:
-    """End every study this process opened (a sweep stopped by a failed job, or by a signal: ``interrupted``, the
-    parent run KILLED): counts, status, account."""
+def close_open_studies(interrupted: bool = False, error: str | None = None) -> None:
+    """End every study this process opened (a sweep stopped by a failed job; by a signal: ``interrupted``, the
+    parent run KILLED; or by ``error``: the launcher could not start, the parent run FAILED with that tag): counts,
+    status, account."""
     for callback in _OPEN.copy():  # close() removes the callback from _OPEN
-        callback.close(interrupted=interrupted)
+        callback.close(interrupted=interrupted, error=error)
 
 
 def discard_open_studies() -> None:

@@ -7,18 +7,22 @@ that Optuna's ``fail_stale_trials`` fails. RUNNING runs without an hpoflow lease
 hpoflow) are counted but never touched.
 
 ``writers`` lists the RUNNING runs whose writer is alive, with its host and pid (``--pids``: the pids only, e.g. to
-stop one job of a cluster study by hand; ``--wait-s=S``: wait up to S seconds for at least one).
+stop one job of a cluster study by hand; ``--wait-s=S``: wait up to S seconds for at least one, and give up
+sooner when the process ``--while-pid=PID`` names (the sweep) has ended; finding none then is an error).
 
 Usage::
 
     python -m hpoflow.store.runs stale [tracking.uri=URI] [tracking.experiment=NAME] [--grace-s=S] [--mark-failed]
     python -m hpoflow.store.runs writers [tracking.uri=URI] [tracking.experiment=NAME] [--pids] [--wait-s=S]
+                                         [--while-pid=PID]
 
-Exit status: 0 (also when stale runs are found), 2 bad arguments or unreachable store.
+Exit status: 0 (also when stale runs are found), 1 ``writers --wait-s`` found no writer in time (or the process
+of ``--while-pid`` ended first), 2 bad arguments or unreachable store.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -98,6 +102,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
     parser.add_argument("command", choices=["stale", "writers"])
     parser.add_argument("--pids", action="store_true", help="writers: print the writers' pids only")
     parser.add_argument("--wait-s", type=float, default=0.0, help="writers: wait up to S seconds for one")
+    parser.add_argument("--while-pid", type=int, default=None,
+                        help="writers: stop waiting as soon as this process (the sweep) has ended")
     parser.add_argument("--mark-failed", action="store_true", help="mark every stale run FAILED")
     parser.add_argument("--grace-s", type=float, default=None,
                         help="seconds without heartbeat after which a writer is dead (default: max(3 x its "
@@ -112,6 +118,10 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
         keys[key] = value
     if args.grace_s is not None and not args.grace_s > 0:
         raise SystemExit(f"Error: --grace-s={args.grace_s} must be > 0")
+    if not args.wait_s >= 0:
+        raise SystemExit(f"Error: --wait-s={args.wait_s} must be >= 0 (seconds)")
+    if args.while_pid is not None and args.while_pid < 1:
+        raise SystemExit(f"Error: --while-pid={args.while_pid} must be a process id (>= 1)")
     return args, keys
 
 
@@ -127,12 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     from hpoflow.store.params import mask_secrets
 
     uri = keys.get("tracking.uri") or default_uri()
+    from hpoflow.config.validation import uri_scheme_problem
+
+    problem = uri_scheme_problem(uri)
+    if problem:
+        print(f"Error: {mask_secrets(problem)}", file=sys.stderr)
+        return 2
     experiments = keys["tracking.experiment"].split(",") if keys.get("tracking.experiment") else None
     now = time.time()
     try:
         client = make_client(uri)
         if args.command == "writers":
-            return _print_writers(client, experiments, args.pids, args.wait_s)
+            return _print_writers(client, experiments, args.pids, args.wait_s, args.while_pid)
         stale, unleased = find_stale(client, experiments, args.grace_s, now)
     except Exception as exc:  # noqa: BLE001 - unreachable or unreadable store: one line
         print(f"Error: tracking.uri={mask_secrets(uri)!r}: cannot read the store "
@@ -150,8 +166,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _print_writers(client: Any, experiments: list[str] | None, pids: bool, wait_s: float) -> int:
-    deadline = time.monotonic() + wait_s
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists (a zombie counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (macOS): signal 0 tells whether it exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _print_writers(client: Any, experiments: list[str] | None, pids: bool, wait_s: float,
+                   while_pid: int | None = None) -> int:
+    start = time.monotonic()
+    deadline = start + wait_s
+    ended = False
     while True:
         try:
             writers = find_writers(client, experiments)
@@ -159,12 +195,19 @@ def _print_writers(client: Any, experiments: list[str] | None, pids: bool, wait_
             if time.monotonic() >= deadline:
                 raise
             writers = []
-        if writers or time.monotonic() >= deadline:
+        ended = while_pid is not None and not _alive(while_pid)
+        if writers or ended or time.monotonic() >= deadline:
             break
         time.sleep(0.5)
     for run_id, name, lease in writers:
         print(lease.pid if pids else f"{lease.pid}  {lease.host}  {run_id}  {name}")
-    return 0
+    if writers or wait_s == 0:
+        return 0
+    where = f"tracking.experiment={','.join(experiments)}" if experiments else "the store"
+    why = (f"process {while_pid} (--while-pid) ended after {time.monotonic() - start:.0f} s" if ended
+           else f"waited {wait_s:g} s (--wait-s)")
+    print(f"Error: no RUNNING run with a live writer in {where}: {why}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -287,8 +287,9 @@ def kill_orphans(client: Any, experiment_id: str, parent_run_id: str, invocation
 
 
 def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation: str, name: str,
-                 interrupted: bool = False) -> Account:
-    """Write the counts on the parent, end it (FINISHED only when every child finished), print the account."""
+                 interrupted: bool = False, error: str | None = None) -> Account:
+    """Write the counts on the parent, end it (FINISHED only when every child finished and the sweep raised no
+    ``error``, e.g. Ray could not be joined: then FAILED with that ``error`` tag), print the account."""
     from hpoflow.store.backend import retry
 
     if interrupted:
@@ -298,7 +299,9 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
     for key, value in (("finished", finished), ("failed", acc.failed), ("killed", acc.killed),
                        ("unfinished", acc.running), ("total", acc.total)):
         retry(partial(client.set_tag, parent_run_id, f"hpoflow.runs.{key}", str(value)))
-    done = acc.failed == 0 and acc.killed == 0 and acc.running == 0
+    if error:
+        retry(partial(client.set_tag, parent_run_id, "error", error[:5000]))
+    done = acc.failed == 0 and acc.killed == 0 and acc.running == 0 and not error
     status = "KILLED" if interrupted else ("FINISHED" if done else "FAILED")
     retry(lambda: client.set_terminated(parent_run_id, status=status))
     print(acc.line(name), file=sys.stdout, flush=True)

@@ -53,9 +53,14 @@ class GPConfig:
             raise ValueError(f"surrogate.max_iter={self.max_iter} must be >= 1")
 
 
+# what ExactGP provides (hpoflow.surrogates.base), declared so that validating a pair imports no torch/gpytorch
+GP_PROTOCOLS = ("Surrogate", "StandardizedSurrogate", "ExtendableSurrogate", "LengthscaleSurrogate",
+                "ConfiguredSurrogate", "KernelSurrogate")
+
 BUILTINS = [
-    surrogate("gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF"),
+    surrogate("gp", "hpoflow.surrogates.gp:build", GPConfig, "exact GP (gpytorch), ARD Matérn/RBF",
+              model_class="ExactGP", model_provides=GP_PROTOCOLS),
     surrogate("skopt_gp", "hpoflow.surrogates.gp:build", GPConfig,
               "exact GP as scikit-optimize's: constant x Matérn-5/2 ARD + white noise (learned output scale)",
-              learn_outputscale=True),
+              model_class="ExactGP", model_provides=GP_PROTOCOLS, learn_outputscale=True),
 ]

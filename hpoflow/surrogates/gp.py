@@ -18,7 +18,6 @@ from gpytorch.constraints import GreaterThan, Interval
 from gpytorch.priors import LogNormalPrior
 from linear_operator.utils.errors import NotPSDError
 from linear_operator.utils.warnings import NumericalWarning
-from scipy.optimize import minimize
 from torch import Tensor
 
 from hpoflow.core.config_values import NEVER
@@ -104,28 +103,44 @@ class ExactGP:
         self._updates_since_fit = 0
         self._n_at_fit = 0
         self._fits = 0
-        self._build()
+        # the gpytorch model is built on first use (the first fit, or a property read): building gpytorch's first
+        # kernel imports sympy through torch (~0.35 CPU s), which a run's initial design does not need
+        self._built_from = self.config
+        self._warp = KumaraswamyWarp(self.dim) if self.config.warp else None
+        self._initial_lengthscale = self.config.lengthscale if self.config.lengthscale is not None else prior_mode(dim)
+        self._parts: tuple[_ExactGPModel, gpytorch.kernels.Kernel] | None = None
+
+    @property
+    def model(self) -> _ExactGPModel:
+        """gpytorch's model (constant mean, scaled kernel, Gaussian likelihood), built on first use."""
+        if self._parts is None:
+            self._parts = self._build()
+        return self._parts[0]
+
+    @property
+    def _base_kernel(self) -> gpytorch.kernels.Kernel:
+        if self._parts is None:
+            self._parts = self._build()
+        return self._parts[1]
 
     # -- model construction -------------------------------------------------------------------
-    def _build(self) -> None:
-        c = self.config
+    def _build(self) -> tuple[_ExactGPModel, gpytorch.kernels.Kernel]:
+        c = self._built_from  # the config at construction, as when the model was built there
         base = make_kernel(c.kernel, self.dim, c.ard)
         kernel = gpytorch.kernels.ScaleKernel(base, outputscale_constraint=Interval(0.01, 100.0))
         likelihood = gpytorch.likelihoods.GaussianLikelihood(
             noise_prior=LogNormalPrior(loc=-4.0, scale=1.0) if c.fit == "mll" else None,
             noise_constraint=GreaterThan(c.min_noise, transform=None, initial_value=max(c.noise, 2 * c.min_noise)))
         dummy_x = torch.zeros(1, self.dim, dtype=self.dtype)
-        self._warp = KumaraswamyWarp(self.dim) if c.warp else None
-        self.model = _ExactGPModel(dummy_x, torch.zeros(1, dtype=self.dtype), likelihood, kernel, self._warp)
-        self.model.to(device=self.device, dtype=self.dtype)
-        self._initial_lengthscale = c.lengthscale if c.lengthscale is not None else prior_mode(self.dim)
+        model = _ExactGPModel(dummy_x, torch.zeros(1, dtype=self.dtype), likelihood, kernel, self._warp)
+        model.to(device=self.device, dtype=self.dtype)
         base.lengthscale = torch.full_like(base.lengthscale, self._initial_lengthscale)
         kernel.outputscale = c.outputscale
         kernel.raw_outputscale.requires_grad_(c.learn_outputscale)
         likelihood.noise = max(c.noise, 2 * c.min_noise)
-        for p in self.model.parameters():
+        for p in model.parameters():
             p.requires_grad_(False)  # only the marginal-likelihood fit differentiates in them
-        self._base_kernel = base
+        return model, base
 
     @property
     def kernel(self) -> gpytorch.kernels.Kernel:
@@ -141,6 +156,9 @@ class ExactGP:
 
     @property
     def lengthscale(self) -> Tensor:
+        if self._parts is None:  # the initial one, as the model will be built with (an isinstance check reads it)
+            size = self.dim if self._built_from.ard else 1
+            return torch.full((size,), self._initial_lengthscale, dtype=self.dtype, device=self.device)
         return self._base_kernel.lengthscale.detach().reshape(-1)
 
     @property
@@ -287,6 +305,8 @@ class ExactGP:
     def _minimise(self, objective, x0: np.ndarray, bounds: list) -> tuple[float, np.ndarray]:
         x0 = np.clip(x0, [b[0] if b[0] is not None else -np.inf for b in bounds],
                      [b[1] if b[1] is not None else np.inf for b in bounds])
+        from scipy.optimize import minimize  # here: ~0.3 CPU s to import, first needed at the first fit
+
         best = (objective(x0)[0], x0)
         try:
             res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,

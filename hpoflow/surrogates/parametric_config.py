@@ -56,5 +56,6 @@ class ParametricConfig:
 
 BUILTINS = [
     surrogate("nn", "hpoflow.surrogates.parametric:build", ParametricConfig,
-              "two-layer network f_w(x) with a linearised (Laplace) variance"),
+              "two-layer network f_w(x) with a linearised (Laplace) variance", model_class="NeuralSurrogate",
+              model_provides=("Surrogate", "StandardizedSurrogate", "ConfiguredSurrogate", "NetworkSurrogate")),
 ]

@@ -50,5 +50,6 @@ class TemporalGPConfig:
 
 BUILTINS = [
     surrogate("tv_gp", "hpoflow.surrogates.temporal:build", TemporalGPConfig,
-              "time-varying GP: space kernel x (1-eps)^{|t-t'|/2}, incremental updates"),
+              "time-varying GP: space kernel x (1-eps)^{|t-t'|/2}, incremental updates", model_class="TemporalGP",
+              model_provides=("Surrogate", "ConfiguredSurrogate", "CandidateSurrogate", "TimeVaryingSurrogate")),
 ]

@@ -96,6 +96,12 @@ def init_args(address: str | None, env: dict[str, str], num_cpus: int | None,
     return args
 
 
+class RayUnavailable(RuntimeError):
+    """Ray could not be started or joined; the message is one line (the CLI prints ``Error: ...``, exit 2)."""
+
+    exit_status = 2  # read by hpoflow.cli.errors: a setting (address, token, environment) to fix, nothing ran
+
+
 def on_loopback(address: str) -> bool:
     """Whether Ray runs on this machine's loopback only: a local Ray, an address on 127.x/localhost, or ``auto``
     naming such a cluster (Ray's own address file). Then the driver must take 127.0.0.1 as its node address
@@ -357,11 +363,18 @@ class RayLauncher(Launcher):
                  f"a local instance on 127.0.0.1 ({args.get('num_cpus', 'all')} CPUs)")
         try:
             ray.init(**args, ignore_reinit_error=True)
-        except Exception as exc:  # a local start that timed out, an unreachable cluster: the CLI's one line, exit 2
-            from hpoflow.config.launchers import ray_start_error
-            from hpoflow.config.settings import ConfigError
+        except Exception as exc:  # noqa: BLE001 - Ray's many failures (auth, unreachable, a start that timed out)
+            try:
+                from hpoflow.config.launchers import ray_start_error
+                from hpoflow.runner.ray_pool import ray_error
+            except ImportError:  # the plugin without hpoflow: Ray's own first line
+                raise RayUnavailable(f"Ray at {args['address']}: {type(exc).__name__}: {exc}") from exc
+            line = ray_error(args["address"], exc)
+            if "could not be started or joined" in line:  # nothing more specific: the start that timed out
+                from hpoflow.config.settings import ConfigError
 
-            raise ConfigError(ray_start_error(exc, args["address"])) from None
+                raise ConfigError(ray_start_error(exc, args["address"])) from None
+            raise RayUnavailable(line) from exc
         return ray
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:

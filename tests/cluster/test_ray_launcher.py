@@ -197,3 +197,60 @@ def test_a_ray_started_by_hpoflow_collects_no_usage_statistics():
         clean = {k: v for k, v in cli_env().items() if k != "RAY_USAGE_STATS_ENABLED"} | env
         out = subprocess.run([sys.executable, "-c", code], env=clean, capture_output=True, text=True, timeout=120)
         assert out.stdout.strip() == expected, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("exc, address, says", [
+    (ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6379"), "127.0.0.1:6379",
+     "Ray at 127.0.0.1:6379 cannot be reached (ConnectionError: Failed to connect"),
+    (RuntimeError("something\nelse"), "local",
+     "a local Ray could not be started or joined (RuntimeError: something else)"),
+])
+def test_a_failed_ray_init_is_one_line_naming_the_address(exc, address, says):
+    from hpoflow.runner.ray_pool import ray_error
+
+    message = ray_error(address, exc)
+    assert message.startswith(says) and "\n" not in message, message
+
+
+@needs_ray
+@pytest.mark.cli
+def test_a_cluster_that_wants_a_token_the_driver_lacks_is_one_error_line_and_a_failed_study(tmp_path):
+    """Ray 2.59+: RAY_AUTH_MODE=token with no token anywhere. Before: ray.exceptions.AuthenticationError's
+    traceback and the study's parent run FINISHED; now one line, exit 2, the parent run FAILED with the reason."""
+    from tests.cluster.servers import free_port
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = cli_env() | {"RAY_ADDRESS": f"127.0.0.1:{free_port()}", "RAY_AUTH_MODE": "token", "HOME": str(tmp_path)}
+    for key in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(key, None)
+    proc = subprocess.run([sys.executable, "-m", "hpoflow", "-m", "hydra/launcher=ray", "algo=random", "task=branin",
+                           "seed=0,1", "budget.rounds=2", f"tracking.uri={uri}", "tracking.experiment=auth"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("Error:")]
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert len(errors) == 1 and "refused the connection (AuthenticationError" in errors[0], proc.stderr[-3000:]
+    assert "RAY_AUTH_TOKEN_PATH" in errors[0]
+    (parent,) = mlflow_runs(uri, "auth", parents=True)
+    assert parent.info.status == "FAILED" and "AuthenticationError" in parent.data.tags["error"]
+
+
+@needs_ray
+@pytest.mark.cli
+def test_budget_executor_ray_without_the_clusters_token_is_one_line_and_a_failed_run(tmp_path):
+    """The library's Ray pool (budget.executor=ray): before, Ray's AuthenticationError traceback and the run left
+    RUNNING; now one line, exit 2, the run FAILED."""
+    from tests.cluster.servers import free_port
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = cli_env() | {"RAY_ADDRESS": f"127.0.0.1:{free_port()}", "RAY_AUTH_MODE": "token", "HOME": str(tmp_path)}
+    for key in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(key, None)
+    proc = subprocess.run([sys.executable, "-m", "hpoflow", "algo=random", "task=branin", "budget.rounds=2",
+                           "budget.workers=2", "budget.executor=ray", f"tracking.uri={uri}", "progress=false"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "Error: budget.executor=ray: Ray at 127.0.0.1:"), proc.stderr[-3000:]
+    (run,) = mlflow_runs(uri)
+    assert run.info.status == "FAILED" and "AuthenticationError" in run.data.tags["error"]

@@ -113,3 +113,18 @@ def test_the_readme_worked_example_is_three_files_that_register_generate_and_pas
                                 "test_a_step_larger_than_the_cube_is_refused_in_one_line"]
     assert result["row"] == ["| algo | `hill_climb` | hill climbing: a Gaussian step from the best point seen | "
                              "`step=0.1` |"]
+
+
+def test_a_plug_in_task_may_keep_a_config_field_named_model():
+    """The surrogate declarations (model_class, model_provides) take no name a config field would: a task whose
+    config has a ``model`` field (as the sklearn tasks' does) still registers with that default."""
+    from dataclasses import dataclass
+
+    from hpoflow.core.component import task
+
+    @dataclass(frozen=True)
+    class Cfg:
+        name: str = "t"
+        model: str = "rf"
+
+    assert task("t", lambda **kw: None, Cfg, model="mlp").make_config().model == "mlp"

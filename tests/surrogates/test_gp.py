@@ -252,3 +252,15 @@ def test_output_transform_power_models_transformed_outputs_and_reports_y_units()
     assert torch.argmax(on.standardize(y)) == torch.argmax(y)  # order preserved: the incumbent is y's best
     with pytest.raises(ValueError, match="surrogate.output_transform='log' is unknown; allowed: none, power"):
         GPConfig(output_transform="log")
+
+
+@pytest.mark.parametrize("ard", [True, False])
+@pytest.mark.parametrize("lengthscale", [None, 0.7])
+def test_the_gpytorch_model_is_built_on_first_use_with_the_lengthscale_read_before(ard, lengthscale):
+    """Issue 41 (cold start): the model is built at its first use, not in the constructor; the lengthscale read
+    before (GP-BO's isinstance check reads it) is the built model's initial one, value, shape and dtype."""
+    gp = ExactGP(3, GPConfig(ard=ard, lengthscale=lengthscale))
+    before = gp.lengthscale
+    assert gp._parts is None  # reading the lengthscale built nothing
+    built = gp._base_kernel.lengthscale.detach().reshape(-1)
+    assert gp._parts is not None and torch.equal(before, built) and before.dtype == built.dtype == torch.float64
