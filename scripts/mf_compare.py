@@ -28,6 +28,14 @@ from hpoflow.surrogates.gp import ExactGP
 from hpoflow.tasks.multi_fidelity import make_branin_mf, make_hartmann6_mf
 
 TASKS = {"branin_mf": make_branin_mf, "hartmann6_mf": make_hartmann6_mf}
+
+
+def real_task(benchmark: str):
+    """A real training task with its fidelity on (the settings scripts/record_curves.py records)."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from record_curves import make_task
+
+    return lambda seed=0: make_task(benchmark, seed)
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 
 
@@ -35,6 +43,12 @@ def build(method: str, task, seed: int):
     ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d))
     if method == "random":
         return RandomSearch(RandomConfig(), ctx)
+    if method not in ("sha", "hyperband", "asha", "mf_gp", "asha_gp"):  # a peer: its registry entry
+        sys.path.insert(0, os.path.dirname(__file__))
+        from mf_replay_bench import entry
+
+        e = entry(method)
+        return e.load()(e.make_config(), ctx)
     scheduler, searcher = {"sha": ("sha", "random"), "hyperband": ("hyperband", "random"),
                            "asha": ("asha", "random"), "mf_gp": ("hyperband", "gp"),
                            "asha_gp": ("asha", "gp")}[method]
@@ -42,12 +56,16 @@ def build(method: str, task, seed: int):
 
 
 def trajectory(method: str, task_name: str, seed: int, budget: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """(cumulative cost, simple regret) per round, and the wall time."""
+    """(cumulative cost, simple regret) per round, and the CPU time. A task without a known optimum (the real
+    ones): the best value so far, signed so that smaller is better, in place of the regret."""
     task = TASKS[task_name](seed=seed)
     start = time.process_time()
     result = run(task, build(method, task, seed), budget=Budget(rounds=100_000, cost=budget))
     cost = np.array([m["query_cost"] for m in result.metrics])
-    regret = np.array([m["simple_regret"] for m in result.metrics])
+    if task.optimum is not None:
+        regret = np.array([m["simple_regret"] for m in result.metrics])
+    else:
+        regret = np.array([-task.direction.sign * m.get("best_value", np.nan) for m in result.metrics])
     return cost, regret, time.process_time() - start
 
 
@@ -61,7 +79,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--full-evals", type=int, default=30, help="budget = this many full-fidelity evaluations")
     parser.add_argument("--methods", default="random,sha,hyperband,asha,mf_gp")
+    parser.add_argument("--real", default="", help="real training tasks instead of the synthetic ones, e.g. "
+                        "breast_cancer_gb,breast_cancer_mlp (scripts/record_curves.py's names); the table then "
+                        "shows the best value so far (negated accuracy: smaller is better), not a regret")
     args = parser.parse_args()
+    if args.real:
+        TASKS.clear()
+        TASKS.update({name: real_task(name) for name in args.real.split(",")})
     methods = args.methods.split(",")
     rows: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray, float]] = {}
     for task_name, make in TASKS.items():
@@ -71,7 +95,8 @@ def main() -> None:
                 rows[task_name, m, seed] = trajectory(m, task_name, seed, budget)
     print(f"budget: {args.full_evals} full-fidelity evaluations per task; {args.seeds} seeds")
     for frac in FRACTIONS:
-        print(f"\n## simple regret at {frac:g} of the budget (mean over seeds), and mean rank over task x seed blocks")
+        what = "best value so far (smaller is better)" if args.real else "simple regret"
+        print(f"\n## {what} at {frac:g} of the budget (mean over seeds), and mean rank over task x seed blocks")
         blocks = []
         print("| task | " + " | ".join(methods) + " |")
         print("|---|" + "---|" * len(methods))
@@ -83,7 +108,7 @@ def main() -> None:
             print(f"| {task_name} | " + " | ".join(f"{v:.4g}" for v in vals.mean(0)) + " |")
         ranks = np.array([rankdata(b) for b in blocks]).mean(0)
         print("| mean rank | " + " | ".join(f"{r:.2f}" for r in ranks) + " |")
-    print("\n## cost to reach random search's final simple regret (same task and seed), as a share of its budget")
+    print("\n## cost to reach random search's final value (same task and seed), as a share of its budget")
     for m in methods:
         shares = []
         for task_name, make in TASKS.items():
@@ -99,7 +124,7 @@ def main() -> None:
               f"{np.nanmedian(shares_arr) if reached.any() else float('nan'):.3f}; "
               f"CPU s per run {np.mean([rows[k][2] for k in rows if k[1] == m]):.2f}")
     final = {m: [rows[t, m, s][1][-1] for t in TASKS for s in range(args.seeds)] for m in methods}
-    print("\n## final simple regret, paired two-sided Wilcoxon against the first multi-fidelity method")
+    print("\n## final value, paired two-sided Wilcoxon: the last method against each other")
     ref = methods[-1]
     for m in methods[:-1]:
         diff = np.array(final[ref]) - np.array(final[m])

@@ -28,7 +28,8 @@ EXPECTED = {"gp_ucb": StandardizedSurrogate, "gp_ei": StandardizedSurrogate, "gp
             "skopt_gp_pi": StandardizedSurrogate, "bbo_ei": StandardizedSurrogate, "bbo_ucb": StandardizedSurrogate,
             "turbo": KernelSurrogate, "auto": KernelSurrogate, "tv_gp_ucb": TimeVaryingSurrogate,
             "r_gp_ucb": TimeVaryingSurrogate,
-            "ce_gp_ucb": TimeVaryingSurrogate, "go_ucb": NetworkSurrogate, "go_ucb_paper": NetworkSurrogate}
+            "ce_gp_ucb": TimeVaryingSurrogate, "go_ucb": NetworkSurrogate, "go_ucb_paper": NetworkSurrogate,
+            "mf_gp": StandardizedSurrogate}
 ACCEPTS = {StandardizedSurrogate: {"gp", "skopt_gp", "nn"}, KernelSurrogate: {"gp", "skopt_gp"},
            TimeVaryingSurrogate: {"tv_gp"}, NetworkSurrogate: {"nn"}}
 
@@ -78,7 +79,10 @@ def test_each_surrogate_entrys_declared_model_and_protocols_are_its_class_and_wh
 
 def test_each_algorithm_declares_the_protocol_its_family_needs():
     for name in ALGORITHMS:
-        assert getattr(registry.get("algorithm", name).load(), "surrogate_protocol", None) is EXPECTED.get(name), name
+        entry = registry.get("algorithm", name)
+        if entry.missing():  # a peer whose library is not installed (dehb): its class cannot be imported
+            continue
+        assert getattr(entry.load(), "surrogate_protocol", None) is EXPECTED.get(name), name
 
 
 @pytest.mark.parametrize("surrogate", SURROGATES)

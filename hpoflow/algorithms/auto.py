@@ -40,10 +40,10 @@ def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
 
         return RandomSearch(RandomConfig(**choice.settings), ctx)
     if choice.algo == "mf_gp":
-        from hpoflow.algorithms.multi_fidelity import MultiFidelity
+        from hpoflow.algorithms.multi_fidelity import MultiFidelityGP
         from hpoflow.algorithms.multi_fidelity_config import MultiFidelityConfig
 
-        return MultiFidelity(MultiFidelityConfig(**{"name": "mf_gp", **choice.settings}), ctx)
+        return MultiFidelityGP(MultiFidelityConfig(**{"name": "mf_gp", **choice.settings}), ctx)
     raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, cobyqa, random, "
                      "mf_gp")
 

@@ -108,3 +108,10 @@ class MultiFidelity(AskTellAlgorithm):
         self.searcher.load_state_dict(state["searcher"])
         self.points = {int(i): list(u) for i, u in state["points"]}
         self.next_id = int(state["next_id"])
+
+
+class MultiFidelityGP(MultiFidelity):
+    """``algo=mf_gp``: the GP searcher's model is the run's ``surrogate=`` (gp by default), so it declares the
+    protocol it needs and composition refuses another model (a time-varying GP, the network) in one line."""
+
+    surrogate_protocol = StandardizedSurrogate

@@ -152,7 +152,8 @@ def init_store(uri: str) -> None:
     db.parent.mkdir(parents=True, exist_ok=True)  # a new store's folder, as for the default outputs/mlflow.db
     # MLflow announces a new store's schema at INFO ("Creating initial MLflow database tables...", "Updating
     # database tables"): hpoflow made the store on purpose, so those lines say nothing; warnings still show
-    logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
+    schema_log = logging.getLogger("mlflow.store.db.utils")  # raised, never lowered (a CLI job sets CRITICAL)
+    schema_log.setLevel(max(schema_log.level, logging.WARNING))
     with file_lock(db.with_name(db.name + ".lock")):
         fresh = not db.exists() or db.stat().st_size == 0
         con = sqlite3.connect(db, timeout=30)

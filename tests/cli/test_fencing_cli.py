@@ -60,7 +60,8 @@ def test_a_paused_writer_taken_over_writes_nothing_more_and_exits_non_zero(tmp_p
 def test_a_store_lost_in_the_last_flush_interval_exits_1_and_resumes(tmp_path):
     store = tmp_path / "store"
     uri = f"sqlite:///{store}/m.db"
-    quiet = [a for a in SLOW if not a.startswith("tracking.heartbeat_s=")]  # a beat would notice it mid-run
+    quiet = [a for a in SLOW if not a.startswith(("tracking.heartbeat_s=", "tracking.flush_every="))]  # a beat
+    # would notice it mid-run; each key once per command
     proc = _popen(tmp_path / "run", *quiet, "task.delay=0.3", "budget.rounds=12", "tracking.flush_every=100",
                   "tracking.heartbeat_s=60", f"tracking.uri={uri}")
     _wait_for_round(proc, tmp_path / "run", 10)  # every round so far is still in the tracker's buffer
@@ -115,8 +116,8 @@ def test_a_checkpoint_swapped_into_another_runs_folder_is_refused(tmp_path, new_
     uri = new_store("m.db")
     a, b = tmp_path / "a", tmp_path / "b"
     for cwd, seed in ((a, 0), (b, 1)):
-        proc = _cli(cwd, *SLOW, "task.delay=0", f"seed={seed}", "budget.rounds=3", f"tracking.uri={uri}",
-                    "tracking.flush_every=1")
+        once = [a for a in SLOW if not a.startswith("seed=")]  # each key once per command
+        proc = _cli(cwd, *once, "task.delay=0", f"seed={seed}", "budget.rounds=3", f"tracking.uri={uri}")
         assert proc.returncode == 0, proc.stderr[-2000:]
     shutil.copy(_checkpoint(b), _checkpoint(a))  # run B's checkpoint into run A's folder
     proc = _cli(a, f"resume={_checkpoint(a).parent}")
