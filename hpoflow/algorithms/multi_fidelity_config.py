@@ -53,7 +53,7 @@ BUILTINS = [
     algorithm("asha", _MF, MultiFidelityConfig, "ASHA: asynchronous successive halving, promotes as results arrive "
               "(budget.workers; needs a task with a fidelity)", scheduler="asha", tasks=MF_TASKS,
               smoke=("task=branin_mf",)),
-    algorithm("mf_gp", f"{_MF}GP", MultiFidelityConfig, "ours: Hyperband brackets with GP proposals fitted on the highest "
-              "rung with enough results (BOHB's rule, our GP; needs a task with a fidelity)",
+    algorithm("mf_gp", f"{_MF}GP", MultiFidelityConfig, "ours: Hyperband brackets with GP proposals fitted on the "
+              "highest rung with enough results (BOHB's rule, our GP; needs a task with a fidelity)",
               scheduler="hyperband", searcher="gp", tasks=MF_TASKS, smoke=("task=branin_mf",)),
 ]
