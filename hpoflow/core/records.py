@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from torch import Tensor
 
+    from hpoflow.core.objectives import ParetoBook
+
 
 class Direction(str, enum.Enum):
     MAXIMIZE = "maximize"
@@ -191,6 +193,7 @@ class RegretBook:
     simple_regret: float = math.inf
     query_cost: float = 0.0
     n_failed: int = 0
+    pareto: ParetoBook | None = None  # several objectives: the front, its hypervolume and feasibility per round
 
     def add(self, record: Record) -> dict[str, float]:
         """Update the book with ``record`` and return its metrics (step = record.round)."""
@@ -222,7 +225,15 @@ class RegretBook:
         for key, val in (*record.values.items(), *record.metrics.items()):
             if isinstance(val, (int, float)) and math.isfinite(val):
                 out[key] = float(val)
+        if self.pareto is not None:
+            out.update(self.pareto.add(record.values if record.queried and not record.failed else None))
         return out
+
+    def replay(self, records: Sequence[Record]) -> None:
+        """Rebuild the Pareto front from the records of a resumed run (the front is not in the checkpoint)."""
+        if self.pareto is not None:
+            for record in records:
+                self.pareto.add(record.values if record.queried and not record.failed else None)
 
     def summary(self) -> dict[str, Any]:
         s: dict[str, Any] = {"best_value": self.best_value, "best_config": self.best_config,
