@@ -86,3 +86,23 @@ def test_tracked_run_logs_values_feasibility_and_hypervolume(tmp_path):
     assert run.data.metrics["hypervolume"] == pytest.approx(r.metrics[-1]["hypervolume"])
     assert {"f1", "f2", "mem", "feasible"} <= set(run.data.metrics)
     assert run.data.params["task.objectives.f1"] == "min" and run.data.params["task.reference"] == "[1.1, 2.2]"
+
+
+def test_a_resumed_run_rebuilds_its_front_from_the_checkpoint(tmp_path):
+    kwargs = dict(algo="random", rounds=8, objectives={"f1": "min", "f2": "min"}, reference=[1.1, 2.2],
+                  constraints={"mem": ("<=", 70)})
+    whole = hpoflow.minimize(two, SPACE, **kwargs)
+    calls = []
+
+    def stops(config):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return two(config)
+
+    checkpoint = tmp_path / "run.json"
+    with pytest.raises(KeyboardInterrupt):
+        hpoflow.minimize(stops, SPACE, checkpoint=checkpoint, name="two", **kwargs)
+    resumed = hpoflow.minimize(two, SPACE, checkpoint=checkpoint, **kwargs)
+    assert [m["hypervolume"] for m in resumed.metrics] == [m["hypervolume"] for m in whole.metrics]
+    assert resumed.pareto == whole.pareto
