@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from torch import Tensor
 
-    from hpoflow.core.objectives import ParetoBook
-
 
 class Direction(str, enum.Enum):
     MAXIMIZE = "maximize"
@@ -193,7 +191,9 @@ class RegretBook:
     simple_regret: float = math.inf
     query_cost: float = 0.0
     n_failed: int = 0
-    pareto: ParetoBook | None = None  # several objectives: the front, its hypervolume and feasibility per round
+    # several objectives: a hpoflow.core.objectives.ParetoBook (the front, hypervolume, feasibility per round); typed
+    # Any since objectives imports this module (no import cycle, not even under TYPE_CHECKING)
+    pareto: Any = None
 
     def add(self, record: Record) -> dict[str, float]:
         """Update the book with ``record`` and return its metrics (step = record.round)."""
