@@ -106,3 +106,19 @@ def test_a_resumed_run_rebuilds_its_front_from_the_checkpoint(tmp_path):
     resumed = hpoflow.minimize(two, SPACE, checkpoint=checkpoint, **kwargs)
     assert [m["hypervolume"] for m in resumed.metrics] == [m["hypervolume"] for m in whole.metrics]
     assert resumed.pareto == whole.pareto
+
+
+def test_a_study_tells_dicts_of_values():
+    from hpoflow import Study
+
+    study = Study(SPACE, algo="random", rounds=6, objectives={"f1": "min", "f2": "min"}, reference=[1.1, 2.2])
+    trial = study.ask()
+    with pytest.raises(ValueError, match=r"^objective 'f2' is not among the values the task returned \(f1\)"):
+        study.tell(trial, {"f1": 0.5})
+    study.tell(trial, two(trial.config))  # still pending after the refusal
+    for _ in range(5):
+        t = study.ask()
+        study.tell(t, two(t.config))
+    r = study.result()
+    assert len(r.records) == 6 and r.pareto and r.metrics[-1]["hypervolume"] > 0
+    assert [rec.value for rec in r.records] == [rec.values["f1"] for rec in r.records]
