@@ -32,6 +32,7 @@ def test_pareto_is_the_feasible_non_dominated_set_and_value_is_the_first_objecti
     assert [m["feasible"] for m in r.metrics] == [float(rec.values["mem"] <= 70) for rec in r.records]
     hv = [m["hypervolume"] for m in r.metrics]
     assert all(b >= a for a, b in zip(hv, hv[1:])) and hv[-1] > 0
+    assert r.summary["hypervolume"] == hv[-1] and r.summary["pareto_size"] == len(r.pareto)
 
 
 def test_a_max_objective_is_negated_in_value_and_its_front_is_the_largest():
@@ -45,6 +46,7 @@ def test_a_max_objective_is_negated_in_value_and_its_front_is_the_largest():
 def test_single_objective_runs_have_no_pareto_and_no_new_metrics():
     r = hpoflow.minimize(lambda c: c["x"], SPACE, algo="random", rounds=3)
     assert r.pareto is None and not {"hypervolume", "feasible"} & set(r.metrics[-1])
+    assert not {"hypervolume", "pareto_size"} & set(r.summary)
 
 
 def test_auto_picks_random_search_for_several_objectives():

@@ -248,6 +248,14 @@ class ParetoBook:
             out["hypervolume"] = hypervolume(self.front, ref)
         return out
 
+    def summary(self) -> dict[str, float]:
+        """The front's size and (with a reference point) hypervolume, for the run's summary."""
+        out: dict[str, float] = {"pareto_size": float(len(self.front))}
+        ref = self.objectives.reference_minimised()
+        if ref is not None:
+            out["hypervolume"] = hypervolume(self.front, ref)
+        return out
+
 
 def pareto_front(objectives: Objectives, rows: Iterable[tuple[dict[str, Any], Mapping[str, float]]]
                  ) -> list[dict[str, Any]]:

@@ -241,4 +241,6 @@ class RegretBook:
         if self.optimum is not None or math.isfinite(self.simple_regret):
             s.update(cumulative_regret=self.cumulative_regret,
                      simple_regret=self.simple_regret if math.isfinite(self.simple_regret) else None)
+        if self.pareto is not None:
+            s.update(self.pareto.summary())
         return s

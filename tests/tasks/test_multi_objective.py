@@ -71,7 +71,7 @@ def test_bad_task_settings(name: str, dim: int, message: str) -> None:
 
 
 def test_cli_random_on_zdt1_logs_hypervolume(run_cli, store):
-    run_cli("algo=random", "task=zdt1", "budget.rounds=20", f"tracking.uri={store}")
+    proc = run_cli("algo=random", "task=zdt1", "budget.rounds=20", f"tracking.uri={store}")
     (run,) = mlflow_runs(store)
     from mlflow.tracking import MlflowClient
 
@@ -81,3 +81,5 @@ def test_cli_random_on_zdt1_logs_hypervolume(run_cli, store):
     assert all(b >= a for a, b in zip(hv, hv[1:])) and 0 < hv[-1] < MAX_HYPERVOLUME["zdt1"]
     assert float(run.data.tags["task.hypervolume"]) == pytest.approx(MAX_HYPERVOLUME["zdt1"])
     assert {"f1", "f2"} <= set(run.data.metrics) and "feasible" not in run.data.metrics
+    assert float(run.data.tags["final.hypervolume"]) == hv[-1] and int(float(run.data.tags["final.pareto_size"])) > 0
+    assert f"hypervolume: {hv[-1]:.6g}" in proc.stdout and "pareto front: " in proc.stdout
