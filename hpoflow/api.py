@@ -15,6 +15,7 @@ from hpoflow.config.compose import library_settings
 from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
+from hpoflow.core.objectives import Objectives, pareto_front
 from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
 from hpoflow.core.space import SearchSpace, describe_space, parse_space
 from hpoflow.tasks.base import Task
@@ -35,6 +36,8 @@ class Result:
             ``auto.settings``, ``auto.reason``).
         status: how the run ended (FINISHED).
         run_id: the MLflow run, when tracked; ``uri``: its store.
+        pareto: with several objectives, the feasible non-dominated evaluations ``[{"config": ..., "values":
+            ...}]`` (raw values, in evaluation order); None for a single-objective run.
     """
 
     best_config: dict[str, Any] | None
@@ -45,12 +48,15 @@ class Result:
     status: RunStatus = RunStatus.FINISHED
     run_id: str | None = None
     uri: str | None = None
+    pareto: list[dict[str, Any]] | None = None
 
 
 def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict[str, float]], status: RunStatus,
-              run_id: str | None, uri: str | None) -> Result:
+              run_id: str | None, uri: str | None, objectives: Objectives | None = None) -> Result:
+    pareto = None if objectives is None else pareto_front(
+        objectives, ((r.config, r.values) for r in records if r.queried and not r.failed))
     return Result(summary.get("best_config"), summary.get("best_value"), records, metrics, summary, status,
-                  run_id, uri)
+                  run_id, uri, pareto)
 
 
 def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,
@@ -58,7 +64,8 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
              executor: str = "thread", surrogate: str | dict[str, Any] | None = None,
              checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
              on_error: str = "fail", hardware: str = "auto", progress: bool = False, fidelity: Any = None,
-             cost: float | None = None, **settings: Any) -> Result:
+             cost: float | None = None, objectives: dict[str, str] | None = None,
+             constraints: dict[str, Any] | None = None, reference: Any = None, **settings: Any) -> Result:
     """Minimise ``fn(config) -> float | Evaluation`` over ``space`` with a registered algorithm.
 
     Args:
@@ -75,6 +82,14 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
             the keyword ``name`` (``def train(config, epochs): ...``) and a multi-fidelity algorithm (``hyperband``,
             ``asha``, ``sha``, ``mf_gp``; ``auto`` with ``cost``) chooses it; a float result costs the level.
         cost: the budget in cost units (fidelity units with ``fidelity``): the run stops once it is spent.
+        objectives: several objectives, ``{"f1": "min", "f2": "max"}``: ``fn`` returns a dict with (at least) these
+            values; the first one, in minimisation form (negated for ``max``), is what single-objective methods
+            minimise; ``Result.pareto`` lists the feasible non-dominated points. A name ``fn`` does not return is
+            one error at the first evaluation.
+        constraints: ``{"mem_mb": ("<=", 512)}`` (op ``<=``, ``>=``, ``<``, ``>``) on values ``fn`` returns: a
+            point that breaks one is infeasible (logged ``feasible`` = 0) and never on the front.
+        reference: the hypervolume reference point, one number per objective in its own units (a list in spec order
+            or a dict); with it, each round logs ``hypervolume`` of the feasible front. Without it, none is logged.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs (as a CLI run does).
         tracking: None or False (the default: nothing logged), True (the CLI's store, ``outputs/mlflow.db``), an
             MLflow store URI (``"sqlite:///runs.db"``; artifacts go beside the database), or tracking settings
@@ -102,7 +117,8 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
         ObjectiveError: ``fn`` failed under ``on_error="fail"`` (a tracked run is FAILED, every round logged).
     """
     return _optimize(fn, space, Direction.MINIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
-                     optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost)
+                     optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost,
+                     (objectives, constraints, reference))
 
 
 def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,
@@ -110,10 +126,12 @@ def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
              executor: str = "thread", surrogate: str | dict[str, Any] | None = None,
              checkpoint: str | Path | None = None, name: str | None = None, optimum: float | None = None,
              on_error: str = "fail", hardware: str = "auto", progress: bool = False, fidelity: Any = None,
-             cost: float | None = None, **settings: Any) -> Result:
+             cost: float | None = None, objectives: dict[str, str] | None = None,
+             constraints: dict[str, Any] | None = None, reference: Any = None, **settings: Any) -> Result:
     """Maximise ``fn(config)``; otherwise exactly :func:`minimize` (``best_value`` is the largest value seen)."""
     return _optimize(fn, space, Direction.MAXIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
-                     optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost)
+                     optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost,
+                     (objectives, constraints, reference))
 
 
 ROUNDS = 30  # the default evaluation budget
@@ -128,13 +146,18 @@ def budget_rounds(rounds: int | None, cost: float | None) -> int:
 
 
 def function_task(fn: Objective | None, space: SearchSpace | dict[str, Any], direction: Direction,
-                  name: str | None, optimum: float | None, fidelity: Any) -> FunctionTask:
-    """The caller's function (or a Study's caller) as a task; a bad fidelity spec or an objective without its
-    keyword is one ConfigError."""
+                  name: str | None, optimum: float | None, fidelity: Any,
+                  objectives: tuple[Any, Any, Any] = (None, None, None)) -> FunctionTask:
+    """The caller's function (or a Study's caller) as a task; a bad fidelity or objectives spec, or an objective
+    without its keyword, is one ConfigError. ``objectives``: ``(objectives, constraints, reference)``."""
     from hpoflow.core.fidelity import parse_fidelity
+    from hpoflow.core.objectives import parse_objectives
 
     try:
-        return FunctionTask(parse_space(space), fn, direction, name, optimum, parse_fidelity(fidelity))
+        spec = parse_objectives(*objectives)
+        if spec is not None and direction is Direction.MAXIMIZE:
+            raise ValueError("objectives= go with minimize(): each objective's direction is in the spec")
+        return FunctionTask(parse_space(space), fn, direction, name, optimum, parse_fidelity(fidelity), spec)
     except (TypeError, ValueError) as exc:
         if type(exc).__name__ == "SpaceError":
             raise
@@ -145,13 +168,13 @@ def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Dir
               rounds: int | None, seed: int, tracking: Any, surrogate: Any, checkpoint: str | Path | None,
               name: str | None, optimum: float | None, on_error: str, hardware: str, progress: bool,
               settings: dict[str, Any], workers: int = 1, executor: str = "thread", fidelity: Any = None,
-              cost: float | None = None) -> Result:
+              cost: float | None = None, objectives: tuple[Any, Any, Any] = (None, None, None)) -> Result:
     from hpoflow.runner.build import execute
 
     if not callable(fn):
         raise ConfigError(f"fn={fn!r} must be callable as fn(config) -> float")
     check_arguments(name=name, progress=progress)
-    task = function_task(fn, space, direction, name, optimum, fidelity)
+    task = function_task(fn, space, direction, name, optimum, fidelity, objectives)
     s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost), tracking=tracking,
                          surrogate=surrogate, hardware=hardware, on_error=on_error, algo_settings=settings,
                          workers=workers, executor=executor, cost=cost)
@@ -162,7 +185,7 @@ def _optimize(fn: Objective, space: SearchSpace | dict[str, Any], direction: Dir
     from hpoflow.runner.build import algorithm_tags
 
     summary = {**out.summary, **algorithm_tags(run.loop.algorithm)}  # algo=auto: what it picked, also untracked
-    return result_of(summary, out.records, out.metrics, out.status, run.run_id, run.uri)
+    return result_of(summary, out.records, out.metrics, out.status, run.run_id, run.uri, task.objectives)
 
 
 def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> tuple[Any, Result | None]:
@@ -189,6 +212,7 @@ def open_library_run(s: Settings, task: Task, checkpoint: str | Path | None) -> 
             RunStatus.FINISHED,
             state.meta.get("run_id"),
             s.tracking.uri if s.tracking.enabled else None,
+            task.objectives,
         )
     return open_run(s, task=task, checkpoint_path=path, resume=state), None
 
@@ -307,7 +331,7 @@ def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = F
     s = config if isinstance(config, Settings) else validate(config)
     run = open_run(s)
     out = execute(run, progress)
-    return result_of(out.summary, out.records, out.metrics, out.status, run.run_id, run.uri)
+    return result_of(out.summary, out.records, out.metrics, out.status, run.run_id, run.uri, run.loop.task.objectives)
 
 
 def make_components(config: list[str] | dict[str, Any] | Settings) -> tuple[Task, Algorithm]:

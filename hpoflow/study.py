@@ -114,6 +114,8 @@ class Study:
         name: the task's name (tags, default MLflow experiment).
         on_error: ``skip`` (default): a failed trial is recorded and the study goes on; ``fail``: it ends the
             study as FAILED (``tell`` raises ObjectiveError).
+        objectives, constraints, reference: several objectives, as for :func:`hpoflow.minimize`; ``tell`` then takes
+            a dict of named values (a missing objective or constraint: ValueError, the trial stays pending).
 
     Leaving a ``with`` block normally finishes the study (FINISHED, even before its budget is spent); an
     exception leaves it FAILED (KILLED for Ctrl-C). A process that exits with the study open leaves it KILLED,
@@ -129,13 +131,16 @@ class Study:
                  direction: str = "minimize", name: str | None = None, optimum: float | None = None,
                  surrogate: str | dict[str, Any] | None = None, on_error: str = "skip", hardware: str = "auto",
                  fidelity: Any = None, cost: float | None = None, prune: str | None = None,
-                 **settings: Any) -> None:
+                 objectives: dict[str, str] | None = None, constraints: dict[str, Any] | None = None,
+                 reference: Any = None, **settings: Any) -> None:
         try:
             goal = Direction(direction)
         except ValueError:
             raise ConfigError(f"direction={direction!r} is unknown; allowed: minimize, maximize") from None
         check_arguments(name=name)
-        task = function_task(None, space, goal, name or "study", optimum, fidelity)
+        task = function_task(None, space, goal, name or "study", optimum, fidelity,
+                             (objectives, constraints, reference))
+        self._objectives = task.objectives
         s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost),
                              tracking=tracking, surrogate=surrogate, hardware=hardware, on_error=on_error,
                              algo_settings=settings, cost=cost)
@@ -225,8 +230,10 @@ class Study:
             The round's :class:`~hpoflow.core.records.Record`.
 
         Raises:
-            ValueError: ``trial`` is not pending, or neither a value nor ``failed`` was given.
-            TypeError: ``value`` is neither a number nor an Evaluation (the trial stays pending).
+            ValueError: ``trial`` is not pending, or neither a value nor ``failed`` was given, or (with objectives) an
+                objective or constraint is missing from the values.
+            TypeError: ``value`` is neither a number nor an Evaluation (the trial stays pending); with objectives, a
+                value that is neither a dict nor an Evaluation.
             ObjectiveError: a failure under ``on_error="fail"`` (the study is then FAILED).
         """
         number = getattr(trial, "number", None)
@@ -245,6 +252,8 @@ class Study:
         else:
             if isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max:
                 value = math.inf if value > 0 else -math.inf  # beyond a float (10**400): a non-finite value, a failure
+            if self._objectives is not None and value is not None:  # a dict of named values: value = first objective
+                value = self._objectives.evaluation(value)
             outcome = outcome_of(self._evaluation(trial, value), trial.config, True)
         del self._trials[trial.number]
         record = self._run.loop.tell(s, outcome)
@@ -294,7 +303,8 @@ class Study:
             return self._finished
         loop = self._run.loop
         out = loop.result()
-        return result_of(out.summary, out.records, out.metrics, self._status(), self._run.run_id, self._run.uri)
+        return result_of(out.summary, out.records, out.metrics, self._status(), self._run.run_id, self._run.uri,
+                         self._objectives)
 
     def finish(self) -> Result:
         """End the study now as FINISHED (the MLflow run writes its summary); a study already ended stays so.

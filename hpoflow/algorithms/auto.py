@@ -62,7 +62,7 @@ class Auto(AskTellAlgorithm):
         self.config = config
         self.choice = decide(profile(ctx.task.space), ctx.rounds, finite=ctx.task.candidates is not None,
                              workers=ctx.workers, fidelity=ctx.task.fidelity is not None,
-                             cost_budget=ctx.cost is not None)
+                             cost_budget=ctx.cost is not None, objectives=ctx.task.objectives is not None)
         self.delegate = build_choice(self.choice, ctx)
 
     def run_tags(self) -> dict[str, str]:

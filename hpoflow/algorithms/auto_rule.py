@@ -28,6 +28,8 @@ gp_ei, gp_ei with discrete=snap and turbo, 1 = best; W/T/L = wins/ties/losses; t
    0.036. Where a local method stops paying beyond 20 evaluations per dimension was not measured: the threshold is
    the largest budget per dimension measured (d = 2 at 40), so larger budgets keep the earlier default.
 
+00. Before all: a task with several objectives (``Task.objectives``): random search, unmeasured placeholder until
+   a multi-objective GP method is measured (issue 40); every single-objective pick would optimise only ``value``.
 0. Before all of them: a task that declares a fidelity, with a cost budget (``budget.cost``, in fidelity units):
    mf_gp (Hyperband's brackets, GP proposals on the highest rung with enough results). scripts/mf_compare.py
    (results/mf_compare_synthetic.txt: branin_mf and hartmann6_mf, 5 seeds, 30 full evaluations of budget): mean
@@ -106,13 +108,17 @@ class Choice:
 
 
 def decide(space: SpaceProfile, rounds: int, finite: bool = False, workers: int = 1, fidelity: bool = False,
-           cost_budget: bool = False) -> Choice:
+           cost_budget: bool = False, objectives: bool = False) -> Choice:
     """The algorithm for a space and a budget of ``rounds`` evaluations (the branches: the module docstring).
 
     ``finite``: the task offers a finite candidate set of its own (GP-EI searches it exhaustively). ``workers``:
     trials evaluated at once; above 1 the pick must propose points while others are pending (cobyqa cannot: TuRBO).
     ``fidelity``: the task declares one; ``cost_budget``: the budget is in cost units (``budget.cost``).
+    ``objectives``: the task has several objectives (``task.objectives``): random search, for now (issue 40).
     """
+    if objectives:
+        return Choice("random", f"several objectives, {space.describe()}: random search (no multi-objective method "
+                      "of ours is measured yet; a single-objective one would optimise the first objective alone)")
     if fidelity and cost_budget:
         return Choice("mf_gp", f"the task has a fidelity and the budget is in cost units, {space.describe()}: "
                       "Hyperband's brackets with GP proposals (measured: first at every budget fraction on the "

@@ -191,6 +191,9 @@ class RegretBook:
     simple_regret: float = math.inf
     query_cost: float = 0.0
     n_failed: int = 0
+    # several objectives: a hpoflow.core.objectives.ParetoBook (the front, hypervolume, feasibility per round); typed
+    # Any since objectives imports this module (no import cycle, not even under TYPE_CHECKING)
+    pareto: Any = None
 
     def add(self, record: Record) -> dict[str, float]:
         """Update the book with ``record`` and return its metrics (step = record.round)."""
@@ -222,7 +225,15 @@ class RegretBook:
         for key, val in (*record.values.items(), *record.metrics.items()):
             if isinstance(val, (int, float)) and math.isfinite(val):
                 out[key] = float(val)
+        if self.pareto is not None:
+            out.update(self.pareto.add(record.values if record.queried and not record.failed else None))
         return out
+
+    def replay(self, records: Sequence[Record]) -> None:
+        """Rebuild the Pareto front from the records of a resumed run (the front is not in the checkpoint)."""
+        if self.pareto is not None:
+            for record in records:
+                self.pareto.add(record.values if record.queried and not record.failed else None)
 
     def summary(self) -> dict[str, Any]:
         s: dict[str, Any] = {"best_value": self.best_value, "best_config": self.best_config,
@@ -230,4 +241,6 @@ class RegretBook:
         if self.optimum is not None or math.isfinite(self.simple_regret):
             s.update(cumulative_regret=self.cumulative_regret,
                      simple_regret=self.simple_regret if math.isfinite(self.simple_regret) else None)
+        if self.pareto is not None:
+            s.update(self.pareto.summary())
         return s

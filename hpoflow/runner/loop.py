@@ -16,6 +16,7 @@ from typing import Any
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
 from hpoflow.core.budget import Budget
 from hpoflow.core.checkpoint import Checkpointer, LoopState
+from hpoflow.core.objectives import ParetoBook
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
 from hpoflow.core.tracker import NullTracker, Tracker
 from hpoflow.runner.restore import ResumeWarning, restore, save
@@ -110,7 +111,8 @@ class Loop:
         self.task, self.algorithm, self.budget, self.on_error = task, algorithm, budget, on_error
         self.tracker: Tracker = tracker or NullTracker()
         self.on_round, self.checkpoint = on_round, checkpoint
-        self.book = RegretBook(task.direction, task.regret_reference)
+        self.book = RegretBook(task.direction, task.regret_reference,
+                               pareto=None if task.objectives is None else ParetoBook(task.objectives))
         self.state = LoopState(plain=checkpoint is not None)
         self.status: RunStatus | None = None  # set once the run has ended
         self._pending: dict[int, tuple[Suggestion, float, int]] = {}  # id -> (suggestion, decision time, trial)

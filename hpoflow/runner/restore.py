@@ -116,5 +116,6 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
         set_global_rng_state(state.global_rng)
     for key, value in state.book.items():
         setattr(book, key, value)
+    book.replay(state.records)
     for record, metrics in zip(state.records, state.metrics):
         tracker.log(record, metrics)

@@ -225,7 +225,8 @@ class MlflowTracker:
         self._stop_heartbeat()  # its other errors (a flaky server) must not stop the final writes
         terminated = False
         try:
-            tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret")
+            tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret",
+                                                                   "hypervolume", "pareto_size")
                     if isinstance(summary.get(key), (int, float))}
             best = json.dumps(summary.get("best_config"), default=str, separators=(",", ":"))
             if summary.get("best_config") is not None and len(best) <= MAX_TAG:  # the report reads it from any store

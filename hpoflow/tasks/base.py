@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from hpoflow.core.fidelity import Fidelity
+from hpoflow.core.objectives import Objectives
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import SearchSpace
 
@@ -25,6 +26,9 @@ class Task(ABC):
         candidates: a finite set of encoded points (``m x d``) when the domain is a finite set.
         fidelity: the resource an evaluation may be given (:class:`hpoflow.core.fidelity.Fidelity`), or None. A task
             that declares one implements :meth:`evaluate_at`; its ``evaluate`` is the full fidelity's.
+        objectives: several objectives and constraints over the Evaluation's named ``values``
+            (:class:`hpoflow.core.objectives.Objectives`), or None (one objective: ``value``). With them, ``value``
+            is the first objective in minimisation form and ``direction`` is MINIMIZE.
     """
 
     name: str = "task"
@@ -34,6 +38,7 @@ class Task(ABC):
     bound: float | None = None
     candidates: torch.Tensor | None = None
     fidelity: Fidelity | None = None
+    objectives: Objectives | None = None
 
     @abstractmethod
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:

@@ -152,7 +152,20 @@ class ReplayConfig:
     # .json.gz file that scripts/record_curves.py wrote
 
 
+@dataclass(frozen=True)
+class MultiObjectiveConfig:
+    """Two-objective test problems on [0, 1]^dim (hpoflow.tasks.multi_objective): values f1, f2, both minimised."""
+
+    name: str = "zdt1"
+    dim: int = 30  # ZDT's standard 30; DTLZ2's default is 6
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dim, bool) or not isinstance(self.dim, int) or self.dim < 2:
+            raise ValueError(f"task.dim={self.dim!r} must be an integer >= 2")
+
+
 _SYN = "hpoflow.tasks.synthetic"
+_MO = "hpoflow.tasks.multi_objective:make_multi_objective"
 _MF = "hpoflow.tasks.multi_fidelity"
 BUILTINS = [
     task("lc_replay", "hpoflow.tasks.replay:make_lc_replay", ReplayConfig, "learning curves recorded on a real "
@@ -162,6 +175,14 @@ BUILTINS = [
          "fidelity (1..max_resource, biased below full), minimise; f* = Branin's"),
     task("hartmann6_mf", f"{_MF}:make_hartmann6_mf", MultiFidelityFunctionConfig, "augmented Hartmann-6 with a "
          "resource fidelity (1..max_resource, biased below full), minimise; f* = Hartmann-6's"),
+    task("zdt1", _MO, MultiObjectiveConfig, "ZDT1 on [0,1]^dim, two objectives (f1, f2) minimised; front f2 = 1 - "
+         "sqrt(f1); hypervolume against (11, 11)"),
+    task("zdt2", _MO, MultiObjectiveConfig, "ZDT2 on [0,1]^dim, two objectives minimised; front f2 = 1 - f1^2 "
+         "(concave); hypervolume against (11, 11)"),
+    task("zdt3", _MO, MultiObjectiveConfig, "ZDT3 on [0,1]^dim, two objectives minimised; a front in five pieces; "
+         "hypervolume against (11, 11)"),
+    task("dtlz2", _MO, MultiObjectiveConfig, "DTLZ2 with two objectives on [0,1]^dim, minimised; front on the unit "
+         "circle; hypervolume against (1.1, 1.1)", dim=6),
     task("branin", f"{_SYN}:make_branin", SyntheticConfig, "Branin, 2-d, minimise", dim=2),
     task("hartmann6", f"{_SYN}:make_hartmann6", SyntheticConfig, "Hartmann-6, minimise", dim=6),
     task("styblinski_tang", f"{_SYN}:make_styblinski_tang", SyntheticConfig, "Styblinski-Tang on [-5,5]^dim, minimise"),

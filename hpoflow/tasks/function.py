@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hpoflow.core.fidelity import Fidelity
+from hpoflow.core.objectives import Objectives
 from hpoflow.core.records import Direction, Evaluation, as_evaluation
 from hpoflow.core.space import SearchSpace, describe_space
 from hpoflow.tasks.base import Task
@@ -35,11 +36,19 @@ class FunctionTask(Task):
     With a ``fidelity`` (``Fidelity("epochs", 1, 27)``) the function takes it as a keyword, ``fn(config,
     epochs=9)``, and trains from scratch to that level: a float then costs the level in fidelity units (an
     Evaluation's own ``cost`` is taken as it is). ``evaluate`` is the full fidelity's.
+
+    With ``objectives`` (:class:`~hpoflow.core.objectives.Objectives`) ``fn`` returns a dict of named values: the
+    Evaluation's ``values`` is that dict and its ``value`` the first objective in minimisation form (the direction
+    is then MINIMIZE).
     """
 
     def __init__(self, space: SearchSpace, fn: Objective | None = None, direction: Direction = Direction.MINIMIZE,
-                 name: str | None = None, optimum: float | None = None, fidelity: Fidelity | None = None) -> None:
+                 name: str | None = None, optimum: float | None = None, fidelity: Fidelity | None = None,
+                 objectives: Objectives | None = None) -> None:
         self.space, self.fn, self.direction, self.optimum = space, fn, Direction(direction), optimum
+        self.objectives = objectives
+        if objectives is not None:
+            self.direction = Direction.MINIMIZE  # value = the first objective in minimisation form
         fn_name = getattr(fn, "__name__", "") if fn is not None else ""
         self.name = name or (fn_name if fn_name.isidentifier() else "objective")
         self.fidelity = fidelity
@@ -55,7 +64,8 @@ class FunctionTask(Task):
             return Evaluation(value=math.nan, cost=0.0)
         if self.fn is None:
             raise RuntimeError(f"task '{self.name}' is evaluated by its caller (Study.tell), not by the loop")
-        return as_evaluation(self.fn(dict(config)))
+        out = self.fn(dict(config))
+        return self.objectives.evaluation(out) if self.objectives is not None else as_evaluation(out)
 
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:
@@ -66,6 +76,11 @@ class FunctionTask(Task):
         if self.fn is None:
             raise RuntimeError(f"task '{self.name}' is evaluated by its caller (Study.tell), not by the loop")
         out = self.fn(dict(config), **{self.fidelity.name: level})
+        if self.objectives is not None:
+            ev = self.objectives.evaluation(out)
+            if isinstance(out, Evaluation):
+                return ev if ev.fidelity is not None else dataclasses.replace(ev, fidelity=level)
+            return dataclasses.replace(ev, cost=float(level), fidelity=level, curve=[[float(level), ev.value]])
         if isinstance(out, Evaluation):
             return out if out.fidelity is not None else dataclasses.replace(out, fidelity=level)
         ev = as_evaluation(out)
@@ -79,4 +94,6 @@ class FunctionTask(Task):
             out["optimum"] = self.optimum
         if self.fidelity is not None:
             out["fidelity"] = self.fidelity.describe()
+        if self.objectives is not None:
+            out.update(self.objectives.describe())
         return out
