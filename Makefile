@@ -17,6 +17,10 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e ".[dev,peers,cluster]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too;
 	# cluster: the Ray launcher's, submitit's and (where PostgreSQL's binaries are installed) the tracking server's
+	# PostgreSQL's binaries for the tracking-server and Ray walkthrough tests: installed where root has apt-get (CI),
+	# skipped otherwise (those tests then skip)
+	-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; \
+	  then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; fi
 	touch $@
 
 .PHONY: setup run test test-fast

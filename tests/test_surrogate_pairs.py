@@ -29,7 +29,7 @@ EXPECTED = {"gp_ucb": StandardizedSurrogate, "gp_ei": StandardizedSurrogate, "gp
             "turbo": KernelSurrogate, "auto": KernelSurrogate, "tv_gp_ucb": TimeVaryingSurrogate,
             "r_gp_ucb": TimeVaryingSurrogate,
             "ce_gp_ucb": TimeVaryingSurrogate, "go_ucb": NetworkSurrogate, "go_ucb_paper": NetworkSurrogate,
-            "mf_gp": StandardizedSurrogate}
+            "mf_gp": StandardizedSurrogate, "parego": StandardizedSurrogate}
 ACCEPTS = {StandardizedSurrogate: {"gp", "skopt_gp", "nn"}, KernelSurrogate: {"gp", "skopt_gp"},
            TimeVaryingSurrogate: {"tv_gp"}, NetworkSurrogate: {"nn"}}
 

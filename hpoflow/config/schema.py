@@ -115,6 +115,9 @@ def register_configs() -> None:
     """
     from hydra.core.config_store import ConfigStore
 
+    from hpoflow.config import resolvers
+
+    resolvers.register()  # conf/config.yaml's own resolvers (budget.rounds: ${hpoflow.rounds:...}): any composition
     cs = ConfigStore.instance()
     options_now = schema_options()
     if _REGISTERED and _REGISTERED[0] == options_now and cs.repo.get("root_schema.yaml") is not None:
