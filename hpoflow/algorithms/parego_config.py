@@ -25,5 +25,6 @@ class ParEGOConfig(GPEIConfig):
 BUILTINS = [
     algorithm("parego", "hpoflow.algorithms.parego:ParEGO", ParEGOConfig,
               "ParEGO: GP-EI on a random augmented-Chebyshev scalarisation of the objectives per round (tasks with "
-              "several objectives)", smoke=("task=zdt1", "task.dim=3", "budget.rounds=6")),
+              "several objectives)", smoke=("task=zdt1", "task.dim=3", "budget.rounds=6"),
+              tasks=("zdt1", "dtlz2")),
 ]
