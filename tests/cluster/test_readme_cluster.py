@@ -1,4 +1,5 @@
-"""The README's "Running a study on a Ray cluster" and "SLURM" sections, run as the user would run them (each
+"""The README's "Running a study on a Ray cluster", "SLURM", "A shared tracking server" and "A large study
+straight into the database" sections, run as the user would run them (each
 section's commands as one bash script, in order, ports replaced by free ones). Skipped without the cluster extra
 (ray, hydra-submitit-launcher) or PostgreSQL."""
 from __future__ import annotations
@@ -124,3 +125,31 @@ def test_the_straight_into_the_database_section_runs(tmp_path):
         shutil.rmtree(server_dir, ignore_errors=True)
     assert "study direct: 0 finished (skipped), 0 resumed, 8 new, 0 retried, 0 failed; 8 runs in the store" in out
     assert (work / "outputs" / "report" / "direct" / "summary.csv").is_file()
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(not HAVE_PG, reason="needs PostgreSQL's binaries and psycopg2 (pip install 'hpoflow[cluster]')")
+def test_the_shared_tracking_server_section_runs(tmp_path):
+    from tests.conftest import mlflow_runs
+    from tests.test_readme import scratch
+
+    port, pg_port = free_port(), free_port()
+    server_dir = server_folder("hpoflow-readme-server-")
+    lines = [line for line in section_commands("### A shared tracking server (PostgreSQL)")
+             if not line.startswith("apt-get install")]  # what the README installs, this machine has (HAVE_PG)
+    script = "\n".join(["set -euo pipefail", *lines]).replace("127.0.0.1:5000", f"127.0.0.1:{port}")
+    env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir, "PORT": str(port), "PG_PORT": str(pg_port)}
+    work = scratch(tmp_path)
+    try:
+        proc = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+        restart = subprocess.run(["bash", "scripts/tracking_server.sh", "start"], cwd=work, env=env,
+                                 capture_output=True, text=True, timeout=300)  # the store outlives the server
+        assert restart.returncode == 0, restart.stderr[-3000:]
+        runs = mlflow_runs(f"http://127.0.0.1:{port}")
+        assert len(runs) == 4 and {r.info.status for r in runs} == {"FINISHED"}
+        assert sorted(r.data.tags["algo"] for r in runs) == ["gp_ei", "gp_ei", "random", "random"]
+    finally:
+        subprocess.run(["bash", "scripts/tracking_server.sh", "stop"], cwd=work, env=env, capture_output=True,
+                       timeout=120)
+        shutil.rmtree(server_dir, ignore_errors=True)
