@@ -134,15 +134,12 @@ def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
                      (objectives, constraints, reference))
 
 
-ROUNDS = 30  # the default evaluation budget
-ROUNDS_UNDER_COST = 1_000_000  # no practical limit: a run given a cost budget stops when the cost is spent
-
-
 def budget_rounds(rounds: int | None, cost: float | None) -> int:
-    """``rounds``, or its default: 30 evaluations, or no practical limit when a ``cost`` budget is given."""
-    if rounds is not None:
-        return rounds
-    return ROUNDS if cost is None else ROUNDS_UNDER_COST
+    """``rounds``, or the CLI's default for it (:func:`hpoflow.config.resolvers.default_rounds`: 30 evaluations, or
+    no practical limit when a ``cost`` budget is given)."""
+    from hpoflow.config.resolvers import default_rounds
+
+    return default_rounds(cost) if rounds is None else rounds
 
 
 def function_task(fn: Objective | None, space: SearchSpace | dict[str, Any], direction: Direction,

@@ -64,7 +64,7 @@ class ReplayTask(Task):
         self.seconds: list[float] = data["seconds"]      # n: training seconds to the full level
         self.points = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])  # n x d
         self.candidates = self.points
-        self._index = {_key(self.space.encode(c, torch.float64).tolist()): i for i, c in enumerate(self.configs)}
+        self._index = {_key(u.tolist()): i for i, u in enumerate(self.points)}
         finals = [c[-1] for c in self.curves]
         self.optimum = min(finals) if self.direction is Direction.MINIMIZE else max(finals)
         self.states = TrialStates()
