@@ -7,6 +7,7 @@ follows when the loop evaluates its own task; a :class:`hpoflow.Study` advances 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 from dataclasses import dataclass
@@ -243,6 +244,8 @@ def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str, checkpoi
     tags["direction"] = task.direction.value
     tags["regret_reference"] = "optimum" if task.optimum is not None else "bound" if task.bound is not None else "none"
     tags.update({f"task.{key}": f"{value:.8g}" for key, value in task.reference_values().items()})
+    if task.objectives is not None:  # several objectives: the report reads their names, directions and reference
+        tags["objectives"] = json.dumps(task.objectives.describe(), separators=(",", ":"))
     if checkpoint_path:
         tags["checkpoint"] = checkpoint_path
     node = os.environ.get(NODE_ENV)
@@ -272,7 +275,8 @@ def _start_tracker(s: Settings, task: Task, uri: str, tags: dict[str, str], conf
     try:
         tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
                                 artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
-                                heartbeat_s=s.tracking.heartbeat_s, take_over=take_over)
+                                heartbeat_s=s.tracking.heartbeat_s, take_over=take_over,
+                                objectives=task.objectives)
     except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
         raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
                           f"({first_line(exc)})") from None

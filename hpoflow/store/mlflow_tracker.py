@@ -13,6 +13,7 @@ from typing import Any
 
 from hpoflow.core import signals
 from hpoflow.core.fidelity import curve_key
+from hpoflow.core.objectives import Objectives, pareto_front
 from hpoflow.core.records import Record, RunStatus
 from hpoflow.store import lease as leases
 from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client, retry
@@ -53,10 +54,13 @@ class MlflowTracker:
 
     def __init__(self, uri: str, experiment: str, run_name: str | None = None, flush_every: int = 100,
                  flush_seconds: float = 10.0, artifacts: bool = True, run_id: str | None = None,
-                 heartbeat_s: float = leases.DEFAULT_HEARTBEAT_S, plots: bool = False, take_over: bool = False) -> None:
+                 heartbeat_s: float = leases.DEFAULT_HEARTBEAT_S, plots: bool = False, take_over: bool = False,
+                 objectives: Objectives | None = None) -> None:
         self.uri, self.experiment, self.run_name = uri, experiment, run_name
         self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
         self.plots = plots
+        self.objectives = objectives  # several objectives: the run's Pareto front is written as pareto.json/.csv
+        self._points: list[tuple[dict[str, Any], dict[str, float]]] = []  # (config, values) of the evaluations
         self.client = make_client(uri)
         self.artifact_store: Any = self.client  # log_artifact(s) of the run: its repository once it is known
         self.run_id: str | None = run_id
@@ -171,6 +175,9 @@ class MlflowTracker:
         row["queried"], row["failed"] = record.queried, record.failed
         if record.fidelity is not None:
             row["fidelity"], row["config_id"] = record.fidelity, record.config_id
+        row.update({f"values.{k}": v for k, v in record.values.items()})  # objectives and constraints, raw
+        if self.objectives is not None and record.queried and not record.failed and record.values:
+            self._points.append((dict(record.config), dict(record.values)))
         self._rows.append(row)
         self._rounds_since_flush += 1
         if (self._rounds_since_flush >= self.flush_every or len(self._buffer) >= MAX_BATCH
@@ -292,6 +299,8 @@ class MlflowTracker:
             (folder / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
             if self._rows:
                 write_trajectory(self._rows, folder / "trajectory.csv")
+            if self.objectives is not None:
+                write_pareto(self.objectives, self._points, folder)
                 if self.plots:
                     plot_trajectory(self._rows, folder / "regret.png")
             for writer in self._artifact_writers if self.plots else []:
@@ -332,8 +341,22 @@ class RunArtifacts:
         self.repo.log_artifacts(local_dir, artifact_path)
 
 
-def write_trajectory(rows: list[dict[str, Any]], path: Path) -> None:
-    keys: list[str] = []
+def write_pareto(objectives: Objectives, points: list[tuple[dict[str, Any], dict[str, float]]],
+                 folder: Path) -> list[Path]:
+    """The run's feasible non-dominated evaluations: ``pareto.json`` (the spec and ``front``: ``[{"config",
+    "values"}]``, raw values, in evaluation order) and ``pareto.csv`` (one row per point: ``param.*`` then the
+    values)."""
+    front = pareto_front(objectives, points)
+    (folder / "pareto.json").write_text(json.dumps({**objectives.describe(), "front": front}, indent=2,
+                                                   default=str))
+    rows = [{**{f"param.{k}": v for k, v in p["config"].items()}, **p["values"]} for p in front]
+    write_trajectory(rows, folder / "pareto.csv", header=[*objectives.names, *objectives.constraints])
+    return [folder / "pareto.json", folder / "pareto.csv"]
+
+
+def write_trajectory(rows: list[dict[str, Any]], path: Path, header: list[str] | None = None) -> None:
+    """``rows`` as CSV, columns in first-seen order (``header``: the columns of an empty table)."""
+    keys: list[str] = [] if rows else list(header or [])
     for row in rows:
         keys.extend(k for k in row if k not in keys)
     with open(path, "w", newline="") as fh:
