@@ -65,8 +65,13 @@ def test_the_header_check_names_what_is_missing() -> None:
 
 
 def test_every_results_file_opens_with_the_commands_that_regenerate_it() -> None:
-    files = sorted(RESULTS.iterdir())
+    entries = sorted(RESULTS.iterdir())
+    files = [f for f in entries if f.is_file()]
     assert files, "results/ is empty"
+    # a folder holds only the figures of the results file of its name (results/mo_small/ beside results/mo_small.txt)
+    folders = [d for d in entries if d.is_dir()]
+    assert [d.name for d in folders if not (RESULTS / f"{d.name}.txt").is_file()] == []
+    assert [str(p) for d in folders for p in d.rglob("*") if p.is_file() and p.suffix not in (".png", ".svg")] == []
     missing = [f.name for f in files if not regenerate_commands(f)]
     assert missing == [], f"no '{HEADER}<command>' first line: {missing}"
     bad = {f.name: p for f in files for c in regenerate_commands(f) if (p := problems(c))}

@@ -14,10 +14,12 @@ import pandas as pd
 from hpoflow.report import statistics as st
 from hpoflow.report.aggregate import summarise
 from hpoflow.report.compute import CostSettings, wanted
+from hpoflow.report.cost_regret import cost_regret_section
 from hpoflow.report.cost_section import cost_section
 from hpoflow.report.figures import palette, plot_anytime, plot_cd, plot_profiles, plot_task
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_html, to_markdown
 from hpoflow.report.loading import StudyData, best_config, to_run_curves
+from hpoflow.report.pareto_section import pareto_section, split
 from hpoflow.report.profiles import ALL, BBOB_GROUPS, TARGETS_TEXT, data_profiles, final_table
 from hpoflow.report.tables import (
     CAPTION_NORMALISED,
@@ -194,6 +196,28 @@ def _against_compute(data: StudyData, settings: CostSettings, out: Path, blocks:
     return [sec.csv] if sec.csv else []
 
 
+def _several_objectives(data: StudyData, out: Path, blocks: list[Block], printed: list[str], warnings: list[str],
+                        figures: list[Path], colors: dict[str, str]) -> list[Path]:
+    """The multi-objective runs' section (:mod:`hpoflow.report.pareto_section`); its CSV."""
+    sec = pareto_section(data, out, colors)
+    warnings += sec.warnings
+    blocks += sec.blocks
+    printed += sec.printed
+    figures += sec.figures
+    return [sec.csv] if sec.csv else []
+
+
+def _cost_regret(data: StudyData, out: Path, blocks: list[Block], printed: list[str], figures: list[Path],
+                 colors: dict[str, str]) -> list[Path]:
+    """Regret against query cost as two objectives (:mod:`hpoflow.report.cost_regret`) where runs spend different
+    query cost on a task with a known optimum."""
+    sec = cost_regret_section(data, out, colors)
+    blocks += sec.blocks
+    printed += sec.printed
+    figures += sec.figures
+    return [sec.csv] if sec.csv else []
+
+
 def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool,
               colors: dict[str, str]) -> tuple[list[Path], dict]:
     finished = StudyData(data.runs[data.runs["status"] == "FINISHED"], data.curves, data.parents, data.uri)
@@ -252,24 +276,34 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True, cost: CostSe
         st.ReportError: nothing selected, or input the statistics cannot honestly summarise.
     """
     out.mkdir(parents=True, exist_ok=True)
-    norm = st.normalise(data)
+    single, several = split(data)  # several objectives: their own section; the rest is the single-objective report
+    norm = st.normalise(single) if len(single.runs) or not len(several.runs) else None
+    notes = list(norm.warnings) if norm is not None else []
     config, commits = study_config(data.runs)
     blocks: list[Block] = [Text(f"Selection: {data.selection}.")]
-    blocks += [Text(w, "warning") for w in norm.warnings]
+    blocks += [Text(w, "warning") for w in notes]
     printed: list[str] = []
     colors = palette(data.runs["tags.algo"].dropna() if "tags.algo" in data.runs else [])  # one per algorithm
-    figures = _cross_task(norm, out, blocks, printed, colors)
-    figures += _data_profiles(norm, data.runs, out, blocks, printed, colors)
-    extra = _against_compute(data, cost or CostSettings(), out, blocks, printed, norm.warnings, figures)
-    more, summaries = _per_task(data, out, blocks, printed, best_configs, colors)
+    figures: list[Path] = []
+    extra: list[Path] = []
+    if norm is not None:
+        figures += _cross_task(norm, out, blocks, printed, colors)
+        figures += _data_profiles(norm, single.runs, out, blocks, printed, colors)
+        extra += _against_compute(single, cost or CostSettings(), out, blocks, printed, norm.warnings, figures)
+        extra += _cost_regret(single, out, blocks, printed, figures, colors)
+    if len(several.runs):
+        extra += _several_objectives(several, out, blocks, printed, notes, figures, colors)
+    more, summaries = _per_task(single, out, blocks, printed, best_configs, colors) if len(single.runs) else ([], {})
     blocks += [Heading("Study"), Text(f"{len(data.runs)} runs; git commit(s): {', '.join(commits) or 'unknown'}."
                                       + (f" Study parent run: {data.study_parent()}." if data.study_parent() else "")),
                Table(config)]
-    blocks[1:1] = [Text(w, "warning") for w in norm.warnings if Text(w, "warning") not in blocks]  # CD's
+    if norm is not None:
+        notes += [w for w in norm.warnings if w not in notes]  # CD's
+    blocks[1:1] = [Text(w, "warning") for w in notes if Text(w, "warning") not in blocks]
     html_path, md_path = out / "report.html", out / "report.md"
     from hpoflow.store.params import mask_secrets
 
     html_path.write_text(mask_secrets(to_html(blocks, TITLE)))  # the selection names the store's URI
     md_path.write_text(mask_secrets(to_markdown(blocks, TITLE)))
     csv_path = write_summary_csv(out / "summary.csv", summaries, norm)
-    return Built(html_path, md_path, csv_path, figures + more, list(norm.warnings), "\n".join(printed), extra)
+    return Built(html_path, md_path, csv_path, figures + more, notes, "\n".join(printed), extra)

@@ -446,3 +446,19 @@ def best_config(uri: str, run_id: str, runs: pd.DataFrame | None = None) -> dict
                 return json.load(fh).get("best_config")
     except Exception:  # noqa: BLE001 - artifacts switched off or not reachable: the table says n/a
         return None
+
+
+def read_curves(data: StudyData, keys: Iterable[str]) -> pd.DataFrame:
+    """More per-round metrics of the selected runs (``keys``: e.g. the objectives of a multi-objective study, which
+    ``load_study`` does not read by default), as ``curves``: one row per (run_id, step), one column per key."""
+    from mlflow.tracking import MlflowClient
+
+    wanted = tuple(dict.fromkeys(keys))
+    if data.runs.empty or not wanted:
+        return pd.DataFrame(columns=["run_id", "step"])
+    client = MlflowClient(tracking_uri=data.uri)
+    store = _sql_store(client)
+    runs = data.runs
+    long = (_curves_sql(store, list(runs["run_id"]), wanted) if store is not None
+            else _curves_client(client, runs, wanted))
+    return _curves_table(long)
