@@ -221,7 +221,8 @@ def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = N
         for a in order:
             pairs.loc[a, a] = "—"
         pairs.insert(0, f"{cd.method} p", order)
-        text = (f"Pairwise {cd.method} p-values of final HV regret over {cd.n_blocks} (task, seed) blocks; Friedman "
+        omnibus = "Friedman" if len(order) >= 3 else "paired Wilcoxon"  # statistics.critical_difference's test
+        text = (f"Pairwise {cd.method} p-values of final HV regret over {cd.n_blocks} (task, seed) blocks; {omnibus} "
                 f"p = {cd.friedman_p:.3g}.")
         sec.blocks += [Text(text), Table(pairs)]
         sec.printed += [text, _md(pairs), ""]
