@@ -169,8 +169,10 @@ CAPTION = ("Hypervolume (HV) regret = HV of the task's reference front − HV of
 def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = None) -> ParetoSection:
     """The section for the multi-objective runs of ``data`` (call with :func:`split`'s second part).
 
+    A task where no run found a feasible point is left out, with a warning.
+
     Raises:
-        st.ReportError: a task whose runs disagree on the objectives, or where no run found a feasible point.
+        st.ReportError: a task whose runs disagree on the objectives.
     """
     sec = ParetoSection()
     runs = data.runs
@@ -190,7 +192,12 @@ def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = N
         last_fronts.update({r: f[-1] for r, f in fr.items()})
         hv = pd.to_numeric(group.get("tags.task.hypervolume", pd.Series(np.nan, index=group.index)), errors="coerce")
         declared = float(hv.iloc[0]) if hv.notna().all() and hv.nunique() == 1 else None
-        tf = task_front(str(task), str(group["task"].iloc[0]), spec, [f[-1] for f in fr.values()], declared, rounds)
+        try:
+            tf = task_front(str(task), str(group["task"].iloc[0]), spec, [f[-1] for f in fr.values()], declared,
+                            rounds)
+        except st.ReportError as exc:  # e.g. every run of the task failed before its first feasible point
+            sec.warnings.append(f"Warning: task '{task}' left out of the hypervolume statistics: {exc}")
+            continue
         fronts[str(task)] = tf
         for run in group.itertuples(index=False):
             nr = np.array([tf.best - tf.box.hypervolume(f) for f in fr[run.run_id]])
@@ -198,6 +205,8 @@ def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = N
                                       "step": np.arange(1, rounds + 1), "nr": nr}))
             finals.append({"task": str(task), "algo": run.algo, "seed": run.seed, "run_id": run.run_id,
                            "status": run.status, "failed": run.status in FAILED_STATUSES, "nr": float(nr[-1])})
+    if not fronts:
+        return sec
     curves_nr = pd.concat(long, ignore_index=True)
     final = pd.DataFrame(finals)
     sec.final = final

@@ -78,3 +78,24 @@ def test_a_constrained_library_run_writes_its_front_and_is_its_own_reference(tmp
     with open(tmp_path / "rep" / "pareto_summary.csv") as fh:
         (row,) = list(csv.DictReader(fh))
     assert float(row["hv_regret_mean"]) == 0.0
+
+
+def test_a_report_of_single_and_several_objective_runs_keeps_them_apart(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    space = {"x": ("float", 0.0, 1.0), "y": ("float", 0.0, 1.0)}
+    for algo in ("random", "gp_ei"):
+        hpoflow.minimize(lambda c: (c["x"] - 0.3) ** 2 + c["y"], space, algo=algo, rounds=4, tracking=uri,
+                         name="single")
+    hpoflow.minimize(two, space, algo="random", rounds=5, objectives={"f1": "min", "f2": "min"}, tracking=uri,
+                     name="several")
+    # no run ever meets this constraint: that task is left out with a warning, the report still written
+    hpoflow.minimize(two, space, algo="random", rounds=3, objectives={"f1": "min", "f2": "min"},
+                     constraints={"mem": ("<=", -1)}, tracking=uri, name="never")
+    built = build(load_study(uri), tmp_path / "rep", best_configs=False)
+    md = built.markdown.read_text()
+    assert "## Across tasks" in md and "## Several objectives: hypervolume regret" in md
+    assert any("no run found a feasible point" in w for w in built.warnings)
+    with open(built.csv) as fh:  # the single-objective summary lists only the single-objective runs' task
+        assert {r["algo"] for r in csv.DictReader(fh)} == {"random", "gp_ei"}
+    with open(tmp_path / "rep" / "pareto_summary.csv") as fh:
+        assert [r["algo"] for r in csv.DictReader(fh)] == ["random"]
