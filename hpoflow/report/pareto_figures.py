@@ -86,8 +86,9 @@ def plot_cost_regret(task: str, paths: dict[str, tuple[np.ndarray, np.ndarray, n
         ax.step(c[keep], r[keep], where="post", color=colors[algo], lw=1.8)
     for row in finals.itertuples():
         color = colors[str(row.algo)]
+        named = row.front or len(finals) <= 10  # many methods (a paper table's rows): name the front's only
         ax.plot(row.cost, row.regret, "o", ms=7, color=color, mfc=color if row.front else "white",
-                label=f"{row.algo}{' (front)' if row.front else ''}")
+                label=f"{row.algo}{' (front)' if row.front else ''}" if named else None)
     ax.set_xlabel("cumulative query cost")
     ax.set_ylabel("average regret R_t / t")
     ax.set_yscale("log", nonpositive="clip")
