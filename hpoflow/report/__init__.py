@@ -7,7 +7,10 @@ Usage (same ``key=value`` override syntax as the main CLI)::
 Modules: ``loading`` (``load_study``: the selected runs and their curves, read in bulk), ``statistics``
 (normalised regret, ranks, Friedman/Wilcoxon–Holm/Nemenyi, bootstrap intervals, seed adequacy),
 ``aggregate`` (per-task regret means), ``tables`` (Markdown/CSV cells and captions), ``figures`` (PNG and SVG),
-``html`` (report.md and the self-contained report.html), ``build`` (the whole report), ``cli`` (the command).
+``html`` (report.md and the self-contained report.html), ``build`` (the whole report), ``cli`` (the command);
+several objectives (issue 40): ``pareto`` (reference fronts, normalised hypervolume regret, attainment surfaces),
+``pareto_section`` and ``pareto_figures`` (the section for runs with an ``objectives`` tag), ``cost_regret``
+(regret against query cost as two objectives, for runs that choose when to query).
 
 May import: :mod:`hpoflow.core`, the components, :mod:`hpoflow.config`, :mod:`hpoflow.store` (reads only).
 """
