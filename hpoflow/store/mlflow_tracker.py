@@ -299,10 +299,10 @@ class MlflowTracker:
             (folder / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
             if self._rows:
                 write_trajectory(self._rows, folder / "trajectory.csv")
-            if self.objectives is not None:
-                write_pareto(self.objectives, self._points, folder)
                 if self.plots:
                     plot_trajectory(self._rows, folder / "regret.png")
+            if self.objectives is not None:
+                write_pareto(self.objectives, self._points, folder)
             for writer in self._artifact_writers if self.plots else []:
                 try:
                     paths = writer(folder)
