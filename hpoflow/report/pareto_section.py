@@ -266,7 +266,11 @@ def _fronts_and_attainment(fronts: dict[str, TaskFront], final: pd.DataFrame, la
         median, surfaces = {}, {}
         for algo, g in rows.groupby("algo", sort=True):
             median[str(algo)] = last[_median_run(g)]
-            surfaces[str(algo)] = attainment_surface([last[r] for r in g["run_id"]], ATTAINMENT)
+            try:
+                surfaces[str(algo)] = attainment_surface([last[r] for r in g["run_id"]], ATTAINMENT)
+            except ValueError as exc:  # more than 2 objectives without moocore
+                sec.warnings.append(f"Warning: task '{task}': no attainment surface: {exc}")
+                continue
             eaf[(task, str(algo))] = tf.best - tf.box.hypervolume(surfaces[str(algo)])
         if len(tf.objectives.names) < 2:
             continue

@@ -93,3 +93,11 @@ def test_cost_regret_front_keeps_the_trade_off_points_by_cost():
     cost = np.array([1.0, 2.0, 3.0, 2.5, np.nan])
     regret = np.array([0.5, 0.2, 0.1, 0.3, 0.0])
     assert pareto.cost_regret_front(cost, regret).tolist() == [0, 1, 2]
+
+
+def test_three_objectives_without_moocore_is_a_one_line_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "moocore", None)  # import moocore -> ImportError
+    with pytest.raises(ValueError, match="attainment without moocore needs 2 objectives"):
+        attainment_surface([np.ones((1, 3)), np.zeros((1, 3))], 50)
