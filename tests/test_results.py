@@ -65,8 +65,10 @@ def test_the_header_check_names_what_is_missing() -> None:
 
 
 def test_every_results_file_opens_with_the_commands_that_regenerate_it() -> None:
-    files = sorted(RESULTS.iterdir())
+    files = sorted(f for f in RESULTS.iterdir() if f.is_file())
     assert files, "results/ is empty"
+    folders = [f.name for f in RESULTS.iterdir() if f.is_dir() and not (RESULTS / f"{f.name}.txt").is_file()]
+    assert folders == [], f"a folder of results (images) is described by <folder>.txt beside it: {folders}"
     missing = [f.name for f in files if not regenerate_commands(f)]
     assert missing == [], f"no '{HEADER}<command>' first line: {missing}"
     bad = {f.name: p for f in files for c in regenerate_commands(f) if (p := problems(c))}
