@@ -23,7 +23,7 @@ $(BIN)/.installed: pyproject.toml
 	  then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; fi
 	touch $@
 
-.PHONY: setup run test test-fast
+.PHONY: setup run test test-fast docs
 setup: $(BIN)/.installed
 
 run: $(BIN)/.installed  ## the main job (algo=auto) on the embedded MLflow store (override with ARGS="algo=... task=...")
@@ -34,3 +34,6 @@ test: $(BIN)/.installed  ## the whole test suite, what CI runs (all but -m slow)
 
 test-fast: $(BIN)/.installed  ## the inner loop: no slow, cli, browser or integration tests
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) -m "not slow and not cli and not browser and not integration"
+
+docs: $(BIN)/.installed  ## the documentation site (docs/, mkdocs.yml) into site/; strict: a broken link or reference fails it
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict

@@ -83,7 +83,7 @@ class Study:
 
     Example (the study *minimises* what it is told unless ``direction="maximize"``: say so for accuracies)::
 
-        with Study({"lr": ("log", 1e-4, 1e-1)}, algo="gp_ei", rounds=20, direction="maximize",
+        with Study({"lr": ("log", 1e-4, 1e-1)}, rounds=20, direction="maximize",
                    tracking="sqlite:///runs.db") as s:
             while not s.done:
                 trial = s.ask()
@@ -97,7 +97,10 @@ class Study:
 
     Args:
         space: a :class:`SearchSpace` or a dict spec (see :func:`hpoflow.minimize`).
-        algo: a registered ask/tell algorithm at its ``conf/algo`` defaults; ``**settings`` override them.
+        algo: a registered ask/tell algorithm at its ``conf/algo`` defaults; ``**settings`` override them. ``auto``
+            (the default, as in :func:`hpoflow.minimize`) picks one by the space and the budget
+            (``result().summary["auto.choice"]`` says which); where it picks ``cobyqa`` (a continuous space, 40 to
+            20 x d rounds), a second ``ask()`` before a tell is refused in one line naming ``algo=turbo``.
         rounds: the budget: the study ends (FINISHED) after this many tells (default 30; with ``cost``, no limit
             but the cost).
         fidelity: ``(name, min, max)``: trials are trained to ``trial.fidelity`` (a multi-fidelity algorithm such as
@@ -114,8 +117,10 @@ class Study:
         name: the task's name (tags, default MLflow experiment).
         on_error: ``skip`` (default): a failed trial is recorded and the study goes on; ``fail``: it ends the
             study as FAILED (``tell`` raises ObjectiveError).
-        objectives, constraints, reference: several objectives, as for :func:`hpoflow.minimize`; ``tell`` then takes
-            a dict of named values (a missing objective or constraint: ValueError, the trial stays pending).
+        objectives: several objectives, as for :func:`hpoflow.minimize`; ``tell`` then takes a dict of named values
+            (a missing objective or constraint: ValueError, the trial stays pending).
+        constraints: bounds on told values, as for :func:`hpoflow.minimize`.
+        reference: the hypervolume reference point, as for :func:`hpoflow.minimize`.
 
     Leaving a ``with`` block normally finishes the study (FINISHED, even before its budget is spent); an
     exception leaves it FAILED (KILLED for Ctrl-C). A process that exits with the study open leaves it KILLED,
@@ -126,7 +131,7 @@ class Study:
         SpaceError: a bad space spec.
     """
 
-    def __init__(self, space: SearchSpace | dict[str, Any], algo: str = "gp_ei", rounds: int | None = None,
+    def __init__(self, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,
                  seed: int = 0, tracking: str | dict[str, Any] | None = None, *, checkpoint: str | Path | None = None,
                  direction: str = "minimize", name: str | None = None, optimum: float | None = None,
                  surrogate: str | dict[str, Any] | None = None, on_error: str = "skip", hardware: str = "auto",
@@ -144,8 +149,11 @@ class Study:
         s = library_settings(algo, task.description(), seed=seed, rounds=budget_rounds(rounds, cost),
                              tracking=tracking, surrogate=surrogate, hardware=hardware, on_error=on_error,
                              algo_settings=settings, cost=cost)
-        self._stopper = self._pruner(prune, task, algo)
+        self._pruner(prune, task, algo)  # a bad prune= is refused before the run is opened
         self._run, self._finished = open_library_run(s, task, checkpoint)
+        # the stopping rule of the algorithm that runs: what algo=auto picked (mf_gp chooses fidelities itself)
+        chosen = getattr(getattr(self._run.loop.algorithm, "choice", None), "algo", algo) if self._run else algo
+        self._stopper = self._pruner(prune, task, chosen)
         self._trials: dict[int, Trial] = {}  # pending: number -> Trial
         if self._stopper is not None and self._run is not None:  # a resumed study: the rungs of its told trials
             for record in self._run.loop.state.records:
@@ -301,9 +309,12 @@ class Study:
         if self._run is None:
             assert self._finished is not None
             return self._finished
+        from hpoflow.runner.build import algorithm_tags
+
         loop = self._run.loop
         out = loop.result()
-        return result_of(out.summary, out.records, out.metrics, self._status(), self._run.run_id, self._run.uri,
+        summary = {**out.summary, **algorithm_tags(loop.algorithm)}  # algo=auto: what it picked, as minimize says
+        return result_of(summary, out.records, out.metrics, self._status(), self._run.run_id, self._run.uri,
                          self._objectives)
 
     def finish(self) -> Result:

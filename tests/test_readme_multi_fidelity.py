@@ -1,23 +1,21 @@
-"""The README's "Multi-fidelity: stop bad trials early" section run as a user would: its four commands through the
-shell, then its two Python blocks; the runs read back from MLflow."""
+"""The multi-fidelity tutorial's "Stop bad trials early" section run as a user would: its four commands through the
+shell, then its Python block and the ask/tell page's "Trials that report as they train" block; the runs read back
+from MLflow."""
 from __future__ import annotations
 
-import re
 import subprocess
 
 import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.conftest import mlflow_runs
-from tests.test_readme import README, scratch, section_commands, shell_env
+from tests.docs_pages import scratch, section_blocks, section_commands, shell_env
 
-TITLE = "### Multi-fidelity: stop bad trials early"
+TITLE = "Stop bad trials early"
 
 
 def section_python() -> list[str]:
-    start = README.index(TITLE)
-    end = README.index("\n## ", start)
-    return re.findall(r"```python\n(.*?)```", README[start:end], re.DOTALL)
+    return section_blocks(TITLE, "python") + section_blocks("Trials that report as they train", "python")
 
 
 @pytest.mark.cli
@@ -51,7 +49,7 @@ def test_the_readme_multi_fidelity_python_blocks_run(tmp_path, monkeypatch, caps
     scopes = []
     for i, body in enumerate(blocks):
         scope: dict = {"__name__": "__main__"}
-        exec(compile(body, f"README multi-fidelity block {i}", "exec"), scope)  # noqa: S102 - our README
+        exec(compile(body, f"docs multi-fidelity block {i}", "exec"), scope)  # noqa: S102 - our docs
         assert capsys.readouterr().out.strip(), f"block {i} printed nothing"
         scopes.append(scope)
     result = scopes[0]["result"]

@@ -173,3 +173,48 @@ def test_a_study_logs_the_same_mlflow_records_as_the_cli_run_of_that_config(run_
         assert ours.data.tags[tag] == cli.data.tags[tag], tag
     shared = {k for k in cli.data.params if not k.startswith(("task.", "tracking.", "hydra"))}
     assert {k: ours.data.params.get(k) for k in shared} == {k: cli.data.params[k] for k in shared}
+
+
+def test_a_study_defaults_to_auto_as_minimize_does_with_pending_trials_and_says_what_it_picked():
+    """Issue 41: Study(...) used gp_ei while minimize(...) used auto. Now both default to auto, which serves a Study:
+    its pick takes pending trials (gp_ei's fantasies here), and the summary names the pick as minimize's does."""
+    import inspect
+
+    import hpoflow
+
+    assert inspect.signature(Study).parameters["algo"].default == "auto"
+    assert inspect.signature(hpoflow.minimize).parameters["algo"].default == "auto"
+    study = Study(SPACE, rounds=4, seed=0)
+    first, second = study.ask(), study.ask()  # two pending at once
+    assert first.config != second.config
+    study.tell(second, 0.5)
+    study.tell(first, 0.25)
+    while not study.done:
+        trial = study.ask()
+        study.tell(trial, trial.config["x"] ** 2)
+    summary = study.result().summary
+    same = hpoflow.minimize(lambda c: c["x"] ** 2, SPACE, rounds=4, seed=0).summary
+    assert (summary["auto.choice"], summary["auto.settings"]) == (same["auto.choice"], same["auto.settings"]) \
+        == ("gp_ei", "discrete=snap")
+
+
+def test_auto_in_a_study_with_a_fidelity_and_a_cost_runs_mf_gp_without_asha_pruning_on_top():
+    """auto picks mf_gp there, which chooses each trial's fidelity itself: should_stop() must not cut its trials
+    (the pruner follows the pick, as for algo="mf_gp")."""
+    study = Study({"x": ("float", 0.0, 1.0)}, fidelity=("epochs", 1, 27), cost=200, seed=0)
+    assert study.result().summary["auto.choice"] == "mf_gp" and study._stopper is None
+    while not study.done:
+        trial = study.ask()
+        for epoch in range(1, int(trial.fidelity) + 1):
+            trial.report(epoch, (trial.config["x"] - 0.3) ** 2 + 1.0 / epoch)
+            assert not trial.should_stop()
+        study.tell(trial)
+    assert study.result().summary["auto.choice"] == "mf_gp"
+
+
+def test_auto_in_a_study_where_it_runs_cobyqa_refuses_a_second_pending_ask_in_one_line():
+    study = Study({"x": ("float", -1.0, 1.0), "y": ("float", -1.0, 1.0)}, rounds=40, seed=0)
+    study.ask()
+    with pytest.raises(Exception, match="algo=auto picked cobyqa .* e.g. algo=turbo"):
+        study.ask()
+    study.finish()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import mlflow_runs
-from tests.test_readme import README
+from tests.docs_pages import DOCS as README
 
 RUN = ("algo=random", "task=branin", "budget.rounds=2", "progress=false")
 

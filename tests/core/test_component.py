@@ -63,8 +63,8 @@ def test_finding_the_builtins_imports_no_torch() -> None:
     assert int(n) >= 50 and torch == "False" and builtins == "False"
 
 
-# --- the README's worked example: a built-in algorithm in three files -----------------------------------------
-SECTION = "### Adding a built-in algorithm: three files"
+# --- the plug-in tutorial's worked example (docs/tutorials/plugin.md): a built-in algorithm in three files ---
+SECTION = "## Adding a built-in algorithm: three files"
 _CHECK = """
 import json, sys
 import hpoflow.algorithms
@@ -88,7 +88,7 @@ def _worked_example() -> tuple[dict[str, str], str]:
     """The section's file listings (``{path: text}``, from each block's first-line comment) and its YAML block."""
     import re
 
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "tutorials" / "plugin.md").read_text()
     section = readme[readme.index(SECTION):].split("\n## ", 1)[0]
     files = {m.group(1): m.group(0) for m in re.finditer(r"(?<=```python\n)# (\S+\.py) -- .*?(?=```)", section, re.S)}
     (yaml_block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)

@@ -1,5 +1,5 @@
-"""The README's "Comparing methods against compute" section run as the user would (a tiny multi-fidelity study,
-then ``python -m hpoflow.report``), and the new keys' one-line errors."""
+"""The multi-fidelity tutorial's "Comparing methods against compute" section run as the user would (a tiny
+multi-fidelity study, then ``python -m hpoflow.report``), and the new keys' one-line errors."""
 from __future__ import annotations
 
 import csv
@@ -9,7 +9,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from hpoflow.report.cli import main
-from tests.test_readme import scratch, section_commands, shell_env
+from tests.docs_pages import scratch, section_commands, shell_env
 
 TITLE = "### Comparing methods against compute"
 
