@@ -73,7 +73,8 @@ def run_job(cfg: DictConfig) -> None:
             print(f"job {hc.job.num}: {plan}", flush=True)
             return
         settings, resume = plan
-        run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None,
+        # no config text: the config.yaml artifact is dumped from the resolved settings (MlflowTracker.start)
+        run_from_settings(settings, "", sweep_id_from(hc.sweep.dir) if multirun else None,
                           run_dir=hc.runtime.output_dir, resume=resume)
     except ConfigError as exc:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
