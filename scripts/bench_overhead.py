@@ -259,10 +259,11 @@ def sweep_costs(runs: list[int], rounds: int, repeats: int) -> dict[str, list[fl
                 for mode in ("off", "on"):
                     folder = Path(tmp) / f"{mode}-{n}-{rep}"
                     folder.mkdir()
-                    if mode == "on":
-                        import shutil
+                    if mode == "on":  # SQLite's backup: the schema may still sit in the template's WAL file
+                        import sqlite3
 
-                        shutil.copyfile(template, folder / "mlflow.db")
+                        with sqlite3.connect(template) as src, sqlite3.connect(folder / "mlflow.db") as dst:
+                            src.backup(dst)
                     tracking = (["tracking=off"] if mode == "off" else
                                 [f"tracking.uri=sqlite:///{folder / 'mlflow.db'}"])
                     before = resource.getrusage(resource.RUSAGE_CHILDREN)
