@@ -11,12 +11,18 @@
     metrics, pre-built, written straight through ``MlflowClient.log_batch``) measured in the same process.
 (c) Start-up: CPU seconds from ``python -m hpoflow ...`` to the first evaluation (the task's ``evaluate`` is
     wrapped to read the process clock), and the whole 1-round run, with tracking off and on.
+(d) Sweep (issue 42's definition of a run's fixed tracking cost): CPU seconds of a serial study ``python -m hpoflow
+    -m algo=random task=branin seed=range(0,N) budget.rounds=R`` (Hydra's basic launcher, one process) with
+    tracking into a SQLite store (its schema made beforehand: a one-off per store) minus the same study with
+    ``tracking=off``, divided by N: everything tracking adds per run (its imports, spread over the N runs,
+    included). With two values of N (``--sweep-runs 12 24``) the difference splits into a per-process part
+    (the intercept: MLflow's imports, the store, the study's parent run) and a per-run part (the slope).
 
 All times are process CPU time of single-threaded processes (the script sets OMP/OPENBLAS/MKL_NUM_THREADS=1);
 ``--against REV`` measures the hpoflow columns of git revision REV in the same invocation (see bench_common).
 
 Usage: python scripts/bench_overhead.py [--ns 50 200] [--dims 6 20] [--rounds 10] [--track-rounds 200]
-       [--parts decision tracking startup] [--against <git rev>]
+       [--parts decision tracking startup sweep] [--sweep-runs 12 24] [--sweep-rounds 20] [--against <git rev>]
 """
 from __future__ import annotations
 
@@ -238,6 +244,41 @@ def startup_costs(repeats: int) -> dict[str, dict[str, float]]:
     return out
 
 
+def sweep_costs(runs: list[int], rounds: int, repeats: int) -> dict[str, list[float]]:
+    """CPU seconds of ``python -m hpoflow -m ... seed=range(0,N)`` per N, tracking off and on, per repeat (the
+    two modes alternate, so that a neighbour's load falls on both)."""
+    from hpoflow.store.backend import init_store
+
+    out: dict[str, list[float]] = {}
+    env = {**os.environ, "HYDRA_FULL_ERROR": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        template = Path(tmp) / "template.db"
+        init_store(f"sqlite:///{template}")  # the schema, once: every tracked study starts from a copy
+        for rep in range(repeats):
+            for n in runs:
+                for mode in ("off", "on"):
+                    folder = Path(tmp) / f"{mode}-{n}-{rep}"
+                    folder.mkdir()
+                    if mode == "on":  # SQLite's backup: the schema may still sit in the template's WAL file
+                        import sqlite3
+
+                        with sqlite3.connect(template) as src, sqlite3.connect(folder / "mlflow.db") as dst:
+                            src.backup(dst)
+                    tracking = (["tracking=off"] if mode == "off" else
+                                [f"tracking.uri=sqlite:///{folder / 'mlflow.db'}"])
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    proc = subprocess.run([sys.executable, "-m", "hpoflow", "-m", "algo=random", "task=branin",
+                                           f"seed=range(0,{n})", f"budget.rounds={rounds}", "progress=false",
+                                           *tracking], env=env, cwd=folder, capture_output=True, text=True,
+                                          check=False)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    if proc.returncode != 0:
+                        raise RuntimeError(f"sweep {mode} N={n}: {proc.stderr[-2000:]}")
+                    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+                    out.setdefault(f"{mode},{n}", []).append(cpu)
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict:
     """hpoflow's own numbers for the package on PYTHONPATH (this tree, or a revision's copy)."""
     torch.set_num_threads(1)
@@ -250,6 +291,8 @@ def measure(args: argparse.Namespace) -> dict:
         out["tracking"] = tracking_costs(args.track_rounds, args.track_repeats, args.plots)
     if "startup" in args.parts:
         out["startup"] = startup_costs(args.startup_repeats)
+    if "sweep" in args.parts:
+        out["sweep"] = sweep_costs(args.sweep_runs, args.sweep_rounds, args.sweep_repeats)
     return out
 
 
@@ -273,11 +316,14 @@ def main() -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[6, 20])
     parser.add_argument("--rounds", type=int, default=10, help="consecutive rounds timed per setting")
     parser.add_argument("--parts", nargs="+", default=["decision", "tracking", "startup"],
-                        choices=["decision", "tracking", "startup"])
+                        choices=["decision", "tracking", "startup", "sweep"])
     parser.add_argument("--no-peers", action="store_true", help="skip the BoTorch and Optuna columns")
     parser.add_argument("--track-rounds", type=int, default=200)
     parser.add_argument("--track-repeats", type=int, default=3)
     parser.add_argument("--startup-repeats", type=int, default=3)
+    parser.add_argument("--sweep-runs", type=int, nargs="+", default=[12], help="runs per study (part sweep)")
+    parser.add_argument("--sweep-rounds", type=int, default=20)
+    parser.add_argument("--sweep-repeats", type=int, default=3)
     parser.add_argument("--against", default=None, help="also measure this git revision's hpoflow, in a subprocess")
     parser.add_argument("--plots", action="store_true", help=argparse.SUPPRESS)  # child: tracker with plots
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child: print JSON only
@@ -329,6 +375,24 @@ def main() -> None:
             cells = [f"{t[key][0]:.{digits}f} / {statistics.median(t[key][1:] or t[key]):.{digits}f}"
                      for key, digits in (("fixed_s", 3), ("per_metric_ms", 4), ("floor_ms", 4))]
             print(f"| {label} | " + " | ".join(cells) + f" | {t['values'][0]:.0f} |")
+
+    if "sweep" in args.parts:
+        print(f"\n(d) a serial study of N runs (`python -m hpoflow -m algo=random task=branin seed=range(0,N) "
+              f"budget.rounds={args.sweep_rounds}`, basic launcher), CPU s of the whole process, median of "
+              f"{args.sweep_repeats}; tracking's cost per run = (on - off) / N")
+        print("| revision | N | tracking off, s | tracking on, s | on / off | tracking's cost per run, s |")
+        print("|---|---|---|---|---|---|")
+        for label in labels:
+            sw = results[label]["sweep"]
+            for n in args.sweep_runs:
+                off, on = statistics.median(sw[f"off,{n}"]), statistics.median(sw[f"on,{n}"])
+                print(f"| {label} | {n} | {off:.2f} | {on:.2f} | {on / off:.2f} | {(on - off) / n:.3f} |")
+            if len(args.sweep_runs) >= 2:
+                (n1, n2) = sorted(args.sweep_runs)[:2]
+                d1 = statistics.median(sw[f"on,{n1}"]) - statistics.median(sw[f"off,{n1}"])
+                d2 = statistics.median(sw[f"on,{n2}"]) - statistics.median(sw[f"off,{n2}"])
+                slope = (d2 - d1) / (n2 - n1)
+                print(f"| {label} | split | | | | per process {d1 - slope * n1:.2f} s + per run {slope:.3f} s |")
 
     if "startup" in args.parts:
         print(f"\n(c) start-up: `python -m hpoflow task=branin budget.rounds=1 ...`, CPU s, min of "

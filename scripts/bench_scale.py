@@ -363,7 +363,8 @@ def main() -> int:
                                                                 f" (per run: {w} ran {same_n[w]} trials)")
                   for w in (mine + "@baseline", "tune", "optuna") if w in per_run]
         if ratios:
-            print(f"{mine} wall time: " + ", ".join(ratios) + " (targets: <= 1.0x tune, <= 1.5x optuna)")
+            target = "<= 2.0x optuna on the same database (issue 42)" if mine == "hpoflow_db" else "<= 1.5x optuna"
+            print(f"{mine} wall time: " + ", ".join(ratios) + f" (targets: <= 1.0x tune, {target})")
     for line in reports:
         print(line)
     return 0

@@ -110,3 +110,30 @@ def test_the_default_auto_run_builds_its_gp_model_and_imports_scipy_only_when_it
     gpytorch's model (torch imports sympy for its first kernel, ~0.35 CPU s) nor scipy's optimisers."""
     seen = _modules_at_first_evaluation(30)
     assert seen["torch"] and not seen["sympy"] and not seen["scipy.optimize"] and not seen["scipy.stats"], seen
+
+
+TRACKED_CHILD = """
+import json, sys
+import hpoflow
+result = hpoflow.minimize(lambda c: (c["x"] - 0.3) ** 2 + c["y"], {"x": ("float", -1.0, 1.0), "y": ("log", 1e-3,
+                          1.0)}, algo="random", rounds=3, seed=5, tracking=sys.argv[1], checkpoint=sys.argv[2])
+print(json.dumps({"torch_loaded": "torch" in sys.modules, "run_id": result.run_id}))
+"""
+
+
+def test_a_tracked_checkpointed_random_run_never_imports_torch_and_says_so_in_its_hardware_tag(tmp_path):
+    """Tracking and checkpoints add no torch import (1-2 s: most of a short run's tracking cost before issue 42):
+    the hardware tag, written at the end, says the run used none; a run that imports torch keeps its tag."""
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    proc = subprocess.run([sys.executable, "-c", TRACKED_CHILD, uri, str(tmp_path / "ck.json")], env=cli_env(),
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["torch_loaded"] is False
+    run = MlflowClient(uri).get_run(out["run_id"])
+    assert run.info.status == "FINISHED" and run.data.tags["hardware"] == "cpu/no-torch"
+    assert run.data.metrics["query_cost"] == 3
+    with_torch = hpoflow.minimize(lambda c: 0.0, SPACE, algo="random", rounds=2, seed=5, tracking=uri)  # torch loaded
+    assert MlflowClient(uri).get_run(with_torch.run_id).data.tags["hardware"].startswith("cpu/float64/")

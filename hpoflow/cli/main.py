@@ -40,6 +40,7 @@ def run_job(cfg: DictConfig) -> None:
         sweep_id_from,
     )
     from hpoflow.config.settings import ConfigError, validate
+    from hpoflow.core.heap import freeze_imports
     from hpoflow.core.signals import Interrupted
     from hpoflow.core.signals import install as install_signal_handlers
     from hpoflow.runner.loop import ObjectiveError
@@ -48,6 +49,7 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.store.resume import plan_job
     from hpoflow.store.sweep_signals import idle_worker, in_worker, leave_worker
 
+    freeze_imports()  # Hydra's, hpoflow's and (in a study) MLflow's modules: out of the GC's way from now on
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # a traceback per error; ours: one line
@@ -73,7 +75,8 @@ def run_job(cfg: DictConfig) -> None:
             print(f"job {hc.job.num}: {plan}", flush=True)
             return
         settings, resume = plan
-        run_from_settings(settings, OmegaConf.to_yaml(cfg), sweep_id_from(hc.sweep.dir) if multirun else None,
+        # no config text: the config.yaml artifact is dumped from the resolved settings (MlflowTracker.start)
+        run_from_settings(settings, "", sweep_id_from(hc.sweep.dir) if multirun else None,
                           run_dir=hc.runtime.output_dir, resume=resume)
     except ConfigError as exc:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
@@ -142,6 +145,9 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     if checkpoint_path is None and run_dir is not None and s.checkpoint_every > 0:
         checkpoint_path = str((Path(run_dir) / FILENAME).resolve())
     run = open_run(s, config_text=config_text, sweep_id=sweep_id, checkpoint_path=checkpoint_path, resume=state)
+    from hpoflow.core.heap import freeze_imports
+
+    freeze_imports()  # the store's modules (a single run imports MLflow here) and the components'
     result = execute(run, s.progress)
     if print_summary:
         from hpoflow.runner.build import algorithm_tags

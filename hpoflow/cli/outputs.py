@@ -28,9 +28,26 @@ def mask_hydra_outputs(hc: Any) -> list[Path]:
     if hc.output_subdir is not None:
         folder = Path(hc.runtime.output_dir) / str(hc.output_subdir)
         paths += [folder / name for name in ("config.yaml", "hydra.yaml", "overrides.yaml")]
-    if hc.sweep.dir:
-        paths.append(Path(str(hc.sweep.dir)) / "multirun.yaml")
-    return [p for p in paths if p.exists() and redact_text_file(p)]
+    changed = [p for p in paths if redact_text_file(p)]  # a file that is not there is not changed
+    if hc.sweep.dir:  # one file for the whole sweep: masked once per process while it stays as masked
+        sweep_file = Path(str(hc.sweep.dir)) / "multirun.yaml"
+        seen = _stat(sweep_file)
+        if seen is None or _MASKED.get(sweep_file) != seen:
+            if redact_text_file(sweep_file):
+                changed.append(sweep_file)
+            _MASKED[sweep_file] = _stat(sweep_file)
+    return changed
+
+
+_MASKED: dict[Path, tuple[int, int, int] | None] = {}  # sweep files this process masked: (inode, mtime, size) then
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def _resume_hint(run_dir: str | None, resume: str | None) -> str:

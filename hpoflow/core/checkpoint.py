@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -80,7 +81,8 @@ def to_plain(obj: Any) -> Any:
 
 # -- random number generators ---------------------------------------------------------------------------
 def _rng_get(rng: Any) -> Any:
-    if isinstance(rng, torch.Generator):
+    loaded = sys.modules.get("torch")  # no torch.Generator exists before torch is imported: never import it here
+    if loaded is not None and isinstance(rng, loaded.Generator):
         return {"kind": "torch", "state": rng.get_state()}
     if isinstance(rng, np.random.Generator):
         return {"kind": "numpy", "state": to_plain(rng.bit_generator.state)}
@@ -136,20 +138,36 @@ def global_rng_state() -> dict[str, Any]:
 
     While none of them moved since the last call (an algorithm with its own generators), the same dict is
     returned again, so that saving it every round converts and serialises it once (:func:`save`); callers
-    must not change it."""
-    py, npy, th = random.getstate(), np.random.get_state(legacy=False), torch.get_rng_state()
+    must not change it. torch's state only once torch is loaded: before that it has not moved, and
+    ``seed_everything`` seeds torch when it is first imported, in the resumed process as in the first one (a
+    checkpoint never imports torch; NumPy's key is kept as a list of ints for the same reason).
+    """
+    loaded = sys.modules.get("torch")
+    py, npy = random.getstate(), np.random.get_state(legacy=False)
+    th = loaded.get_rng_state() if loaded is not None else None
     key = (py, npy["state"]["key"].tobytes(), npy["state"]["pos"], npy.get("has_gauss"), npy.get("gauss"),
-           th.numpy().tobytes())
+           None if th is None else th.numpy().tobytes())
     if _GLOBAL_RNG[0] != key:
-        _GLOBAL_RNG[:] = [key, {"python": to_plain(py), "numpy": to_plain(npy), "torch": th}]
+        plain = {"python": to_plain(py), "numpy": _numpy_plain(npy)}
+        if th is not None:
+            plain["torch"] = th
+        _GLOBAL_RNG[:] = [key, plain]
     return _GLOBAL_RNG[1]
 
 
+def _numpy_plain(state: dict[str, Any]) -> dict[str, Any]:
+    """NumPy's RNG state with its arrays as lists (``to_plain`` would make them tensors, importing torch)."""
+    return {k: _numpy_plain(v) if isinstance(v, dict) else v.tolist() if isinstance(v, np.ndarray) else to_plain(v)
+            for k, v in state.items()}
+
+
 def set_global_rng_state(state: dict[str, Any]) -> None:
+    """Restore what :func:`global_rng_state` saved (torch's state where it was saved: see there)."""
     py = state["python"]
     random.setstate((py[0], tuple(py[1]), py[2]))
     np.random.set_state(_numpy_state(state["numpy"]))
-    torch.set_rng_state(state["torch"])
+    if state.get("torch") is not None:
+        torch.set_rng_state(state["torch"])
 
 
 # -- the loop state -----------------------------------------------------------------------------------

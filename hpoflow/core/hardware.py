@@ -11,6 +11,7 @@ from typing import Any
 
 DEVICES = ("cpu", "cuda", "auto")
 DTYPES = ("float64", "float32", "auto")
+NO_TENSORS = "cpu/no-torch"  # the hardware tag of a run that never imported torch (plain Python/NumPy on the CPU)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,17 @@ class Resolved:
     @property
     def description(self) -> str:
         return self._resolve()[2]
+
+    def description_if_used(self) -> str | None:
+        """The description if torch is loaded (resolving it then costs nothing), else None: the run has used no
+        tensors so far, and importing torch (1-2 s) only to describe it would make tracking dearer than the run."""
+        if self._values is None and sys.modules.get("torch") is None:
+            return None
+        return self.description
+
+    def final_description(self) -> str:
+        """At a run's end: the description if the run used torch, else :data:`NO_TENSORS` (it ran without)."""
+        return self.description_if_used() or NO_TENSORS
 
 
 def setup(config: HardwareConfig) -> Resolved:

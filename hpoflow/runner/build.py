@@ -61,8 +61,10 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         from hpoflow.store.backend import default_uri
 
         uri = s.tracking.uri or default_uri()
-        tags = {**_tags(s, task, sweep_id, resolved.description, checkpoint_path), **algorithm_tags(algorithm)}
+        hardware = resolved.description_if_used()  # None: no torch yet; tagged at the end (never imported for it)
+        tags = {**_tags(s, task, sweep_id, hardware, checkpoint_path), **algorithm_tags(algorithm)}
         tracker = _start_tracker(s, task, uri, tags, config_text, resume)
+        tracker.final_tags = lambda: {"hardware": resolved.final_description()}
         if s.tracking.artifacts and s.tracking.plots and task.space.dim <= 2:
             from hpoflow.surrogates.plot import surrogate_artifact_writer
 
@@ -214,12 +216,14 @@ def _git_commit() -> str:
     return _COMMITS[cwd]
 
 
-def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str, task_name: str) -> dict[str, str]:
-    """The run's identity tags: algo, task, surrogate, hardware, seed, commit, config hash, study links."""
+def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str | None, task_name: str) -> dict[str, str]:
+    """The run's identity tags: algo, task, surrogate, hardware (None: written at the end), seed, commit, config
+    hash, study links."""
     algo = s.raw["algo"].get("name") or str(s.algo_target).replace(":", ".").rsplit(".", 1)[-1]
     tags = {"algo": str(algo), "task": str(s.raw["task"].get("name") or task_name),
-            "surrogate": str(s.raw.get("surrogate", {}).get("name")), "hardware": hardware_desc,
-            "seed": str(s.seed), "git_commit": _git_commit()}
+            "surrogate": str(s.raw.get("surrogate", {}).get("name")), "seed": str(s.seed), "git_commit": _git_commit()}
+    if hardware_desc is not None:
+        tags["hardware"] = hardware_desc
     if sweep_id:
         tags["sweep_id"] = sweep_id
     from hpoflow.store import sweeps
@@ -239,7 +243,8 @@ def algorithm_tags(algorithm: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in hook().items()} if callable(hook) else {}
 
 
-def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str, checkpoint_path: str | None) -> dict[str, str]:
+def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str | None,
+          checkpoint_path: str | None) -> dict[str, str]:
     tags = tags_for(s, sweep_id, hardware, task.name)
     tags["direction"] = task.direction.value
     tags["regret_reference"] = "optimum" if task.optimum is not None else "bound" if task.bound is not None else "none"

@@ -185,6 +185,14 @@ DATABASE_TIMEOUT_S = 10  # to connect to a PostgreSQL/MySQL store before MLflow'
 _REACHED: set[str] = set()  # database stores this process has connected to
 
 
+DATABASE_SCHEMES = ("postgresql", "mysql", "mariadb", "mssql")  # database servers (SQLite is a file)
+
+
+def is_database(uri: str) -> bool:
+    """Whether ``uri`` is a database server's (``postgresql+psycopg2://...`` too), not a file or an http server."""
+    return uri.partition("://")[0].lower().startswith(DATABASE_SCHEMES)
+
+
 def probe_database(uri: str) -> None:
     """Connect once, with a short timeout, to a PostgreSQL or MySQL store: MLflow's own engine retries a dead
     database ten times with backoff (185 s and 54 warnings before the error); this fails in one line at once.

@@ -16,7 +16,7 @@ from hpoflow.core.fidelity import curve_key
 from hpoflow.core.objectives import Objectives, pareto_front
 from hpoflow.core.records import Record, RunStatus
 from hpoflow.store import lease as leases
-from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client, retry
+from hpoflow.store.backend import artifact_location, get_or_create_experiment, is_database, make_client, retry
 from hpoflow.store.health import StoreHealth, StoreLost
 from hpoflow.store.params import mask_secrets, redact_tree, to_mlflow_params
 
@@ -83,6 +83,8 @@ class MlflowTracker:
         # deferred checkpoint save (hpoflow.core.checkpoint.Checkpointer.defer_s) goes to its file first
         self.after_flush: Callable[[], None] | None = None  # called after each metric batch written (not in a
         self._closing: RunStatus | None = None                 # FINISHED end): the checkpoint's store copy
+        self.final_tags: Callable[[], dict[str, str]] | None = None  # tags known only at the end (the hardware
+        # of a run that imported no torch), written with the final tags
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self, params: dict[str, Any], tags: dict[str, str], config_text: str = "") -> None:
@@ -238,6 +240,8 @@ class MlflowTracker:
             best = json.dumps(summary.get("best_config"), default=str, separators=(",", ":"))
             if summary.get("best_config") is not None and len(best) <= MAX_TAG:  # the report reads it from any store
                 tags["final.best_config"] = best
+            if self.final_tags is not None:
+                tags.update(self.final_tags())
             if error:
                 tags["error"] = mask_secrets(error)[:5000]
             self.flush(tags)  # the last metrics and the final tags: one write
@@ -267,12 +271,18 @@ class MlflowTracker:
         self._heartbeat = None
 
     def _verify_finished(self) -> None:
-        """After the last write: the store is still the same file, holds every round, and says FINISHED."""
+        """After the last write: the store is still the same file, holds every round, and says FINISHED.
+
+        Not read back from a database server (PostgreSQL, MySQL, SQL Server): it acknowledged each write after
+        committing it, and no file can be swapped under it; a SQLite file (or a server that may write one) is.
+        """
         try:
             self.health.check()  # a SQLite file removed in the last flush interval took the writes with it
         except StoreLost as exc:
             self._lost = exc
             raise
+        if is_database(self.uri):
+            return
         run_id = self.run_id
         expected = {row["round"] for row in self._rows if row.get("query_cost") is not None}
         stored = {m.step for m in retry(lambda: self.client.get_metric_history(run_id, STEP_MARKER))}
