@@ -207,6 +207,21 @@ def report_saved(saved: list[dict], methods: list[str], against: str) -> None:
     summary = cp.reach_summary(reached).set_index("algo")
     print("| all: median (runs reaching) | | " + " | ".join(
         f"{summary.loc[m, 'median_ratio']:.3f} ({summary.loc[m, 'reached']:.0%})" for m in methods) + " |")
+    paired = {m: [] for m in methods}  # target: random's own final value on the same task and seed
+    ref = {(r["task"], r["seed"]): r for r in saved if r["method"] == "random"}
+    sign = {t: cr.scales[t].sign for t in tasks}
+    for r in saved:
+        if (r["task"], r["seed"]) not in ref or r["task"] not in sign:
+            continue
+        full = [sign[r["task"]] * v for v in ref[r["task"], r["seed"]]["value"] if v is not None]
+        loss = [sign[r["task"]] * v if v is not None and f >= r["max_fidelity"] else np.inf
+                for v, f in zip(r["value"], r["fidelity"])]
+        hit = next((c for c, v in zip(r["cost"], loss) if full and v <= min(full)), None)
+        paired[r["method"]].append(np.inf if hit is None else hit / r["budget"])
+    med = {m: float(np.median([v for v in paired[m] if np.isfinite(v)] or [np.nan])) for m in methods}
+    print("paired: compute (share of the budget) to reach random's final value on the same task and seed, median "
+          "over the runs that do (runs reaching / runs): " + ", ".join(
+              f"{m} {med[m]:.3f} ({int(np.isfinite(paired[m]).sum())}/{len(paired[m])})" for m in methods))
     first = {m: [next((c / r["budget"] for c, f in zip(r["cost"], r["fidelity"]) if f >= r["max_fidelity"]), 1.0)
                  for r in saved if r["method"] == m] for m in methods}
     print("share of the budget spent when the first full-fidelity evaluation ends (median [min, max]; before it the "
@@ -230,6 +245,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="processes (with --out)")
     parser.add_argument("--against", default="mf_gp", help="the method paired with every other one (with --out)")
     parser.add_argument("--report-only", action="store_true", help="(with --out) summarise the saved runs only")
+    parser.add_argument("--first-seed", type=int, default=0, help="(with --out) run seeds from this one only (a "
+                        "second process may take the last seeds; the report reads every seed below --seeds)")
+    parser.add_argument("--reverse", action="store_true", help="(with --out) run the jobs last first (a second "
+                        "process on the same --out meets the first one from the other end)")
     args = parser.parse_args()
     methods = args.methods.split(",")
     if args.out:
@@ -242,9 +261,10 @@ def main() -> None:
         jobs = [(t, m, s, args.full_evals, sets, args.out) for s in range(args.seeds) for t in names for m in methods]
         if not args.report_only:
             start = time.perf_counter()
+            todo = [j for j in jobs if j[2] >= args.first_seed][::-1 if args.reverse else 1]
             with get_context("spawn").Pool(args.jobs) as pool:
-                for k, path in enumerate(pool.imap_unordered(run_saved, jobs), 1):
-                    print(f"[{k}/{len(jobs)} {time.perf_counter() - start:.0f} s] {path}", file=sys.stderr, flush=True)
+                for k, path in enumerate(pool.imap_unordered(run_saved, todo), 1):
+                    print(f"[{k}/{len(todo)} {time.perf_counter() - start:.0f} s] {path}", file=sys.stderr, flush=True)
         saved = []
         for t, m, s, *_ in jobs:
             path = os.path.join(args.out, f"{t}__{m}__{s}.json")
