@@ -3,6 +3,15 @@
 search's final quality. What ``algo=auto``'s multi-fidelity branch was chosen from.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python scripts/mf_compare.py --seeds 5
+
+With ``--out DIR`` every run is saved to ``DIR`` as it finishes (a rerun skips the runs already there, so a crash
+loses one run per process), ``--jobs`` processes run them, and the tables are the report's against-compute ones
+(:mod:`hpoflow.report.compute`: normalised regret of the best full-fidelity value at fractions of the cost budget,
+mean ranks, the cost to reach random search's final value) with paired Wilcoxon-Holm p-values of ``--against``
+against every other method. ``--set BENCH:key=value,...`` shrinks a real task (e.g. its fidelity maximum)::
+
+    python scripts/mf_compare.py --real breast_cancer_gb,digits_cnn --set digits_cnn:epochs=9 --seeds 5 \
+        --methods random,hyperband,mf_gp --out results/mf_live_runs --jobs 2
 """
 from __future__ import annotations
 
@@ -30,17 +39,42 @@ from hpoflow.tasks.multi_fidelity import make_branin_mf, make_hartmann6_mf
 TASKS = {"branin_mf": make_branin_mf, "hartmann6_mf": make_hartmann6_mf}
 
 
-def real_task(benchmark: str):
-    """A real training task with its fidelity on (the settings scripts/record_curves.py records)."""
+def real_task(benchmark: str, overrides: dict[str, object] | None = None):
+    """A real training task with its fidelity on (the settings scripts/record_curves.py records, with
+    ``overrides``)."""
     sys.path.insert(0, os.path.dirname(__file__))
+    import record_curves
     from record_curves import make_task
 
+    if overrides:
+        name, settings = record_curves.BENCHMARKS[benchmark]
+        record_curves.BENCHMARKS[benchmark] = (name, {**settings, **overrides})
     return lambda seed=0: make_task(benchmark, seed)
+
+
+def parse_sets(items: list[str]) -> dict[str, dict[str, object]]:
+    """``["digits_gb:max_resource=54,folds=3"]`` -> ``{"digits_gb": {"max_resource": 54, "folds": 3}}``."""
+    out: dict[str, dict[str, object]] = {}
+    for item in items:
+        bench, _, pairs = item.partition(":")
+        for pair in pairs.split(","):
+            key, _, text = pair.partition("=")
+            value: object = text
+            for cast in (int, float):
+                try:
+                    value = cast(text)
+                    break
+                except ValueError:
+                    pass
+            out.setdefault(bench, {})[key] = value
+    return out
+
+
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 
 
-def build(method: str, task, seed: int):
-    ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d))
+def build(method: str, task, seed: int, cost: float | None = None):
+    ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d), cost=cost)
     if method == "random":
         return RandomSearch(RandomConfig(), ctx)
     if method not in ("sha", "hyperband", "asha", "mf_gp", "asha_gp"):  # a peer: its registry entry
@@ -74,6 +108,129 @@ def at(cost: np.ndarray, regret: np.ndarray, c: float) -> float:
     return float(regret[i]) if i >= 0 else float("inf")
 
 
+# -- checkpointed runs, summarised with the report's against-compute functions ----------------------------------
+def run_saved(job: tuple[str, str, int, int, dict[str, dict[str, object]], str]) -> str:
+    """One (task, method, seed) run, saved as JSON under ``out``: per round its value, fidelity and cumulative
+    cost. Skipped when the file exists (a rerun resumes the set)."""
+    import json
+
+    task_name, method, seed, full, sets, out = job
+    path = os.path.join(out, f"{task_name}__{method}__{seed}.json")
+    if os.path.exists(path):
+        return path
+    make = real_task(task_name, sets.get(task_name)) if task_name not in TASKS else TASKS[task_name]
+    task = make(seed=seed)
+    budget = float(full * task.fidelity.max)
+    start, wall = time.process_time(), time.perf_counter()
+    result = run(task, build(method, task, seed, budget), budget=Budget(rounds=100_000, cost=budget))
+    top = float(task.fidelity.max)
+    rows = {"task": task_name, "method": method, "seed": seed, "budget": budget, "max_fidelity": top,
+            "direction": task.direction.value, "cpu": time.process_time() - start,
+            "wall": time.perf_counter() - wall,
+            "value": [r.value if r.value is not None and np.isfinite(r.value) else None for r in result.records],
+            "fidelity": [top if r.fidelity is None else float(r.fidelity) for r in result.records],
+            "cost": [float(m["query_cost"]) for m in result.metrics]}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(rows, fh)
+    os.replace(tmp, path)  # atomic: a killed run leaves no half file
+    return path
+
+
+def as_study(saved: list[dict]):
+    """The saved runs as the report's :class:`StudyData` (one run per file), so its compute functions apply."""
+    import pandas as pd
+
+    from hpoflow.report.loading import StudyData
+
+    runs, curves = [], []
+    for r in saved:
+        run_id = f"{r['task']}/{r['method']}/{r['seed']}"
+        runs.append({"task_key": r["task"], "algo": r["method"], "seed": str(r["seed"]), "run_id": run_id,
+                     "direction": r["direction"], "status": "FINISHED", "regret_reference": "best found",
+                     "params.budget.cost": str(r["budget"])})
+        n = len(r["value"])
+        curves.append(pd.DataFrame({"run_id": run_id, "step": np.arange(1, n + 1),
+                                    "value": np.array([np.nan if v is None else v for v in r["value"]], float),
+                                    "true_value": np.nan, "fidelity": r["fidelity"], "query_cost": r["cost"],
+                                    "regret": np.nan}))
+    return StudyData(pd.DataFrame(runs), pd.concat(curves, ignore_index=True), pd.DataFrame(), "in process",
+                     "scripts/mf_compare.py")
+
+
+def report_saved(saved: list[dict], methods: list[str], against: str) -> None:
+    """Tables: normalised regret and mean ranks at fractions of the budget (Wilcoxon-Holm of ``against`` vs each
+    other method, wins/ties/losses), the area under the anytime curve, and the cost to reach random search's final
+    value (fractions of random's compute), all from :mod:`hpoflow.report.compute`."""
+    from hpoflow.report import compute as cp
+    from hpoflow.report import statistics as st
+
+    cr = cp.cost_runs(as_study(saved), incumbent="full")
+    tasks = sorted(cr.scales)
+    print(f"{len(saved)} runs; tasks {', '.join(tasks)}; incumbent = best full-fidelity value; normalised regret "
+          "= (best - best any run found) / (worst first full-fidelity value - that best)")
+    for w in cr.warnings:
+        print(w)
+    grid = cp.on_grid(cr, np.asarray(FRACTIONS))
+    others = [m for m in methods if m != against]
+
+    def pairs(table, title: str) -> None:
+        wide = table.pivot_table(index=["task", "seed"], columns="algo", values="nr").dropna()[methods]
+        ranks = st.block_ranks(table).mean()[methods]
+        raw = [st.wilcoxon_p(wide[against].to_numpy(), wide[m].to_numpy()) for m in others]
+        holm = st.holm(raw)
+        print(f"\n## {title}: mean rank over {len(wide)} (task, seed) blocks (mean normalised regret); 1 = best")
+        print("| method | " + " | ".join(methods) + " |\n|---|" + "---|" * len(methods))
+        print("| mean rank | " + " | ".join(f"{ranks[m]:.2f}" for m in methods) + " |")
+        print("| mean nr | " + " | ".join(f"{wide[m].mean():.3f}" for m in methods) + " |")
+        per_task = wide.groupby(level="task").mean()
+        for t in per_task.index:
+            print(f"| nr {t} | " + " | ".join(f"{per_task.loc[t, m]:.3f}" for m in methods) + " |")
+        print(f"{against} vs each (two-sided Wilcoxon signed-rank, zsplit, Holm over {len(others)}): " + "; ".join(
+            f"{m} {int((wide[against] < wide[m]).sum())}/{int((wide[against] == wide[m]).sum())}/"
+            f"{int((wide[against] > wide[m]).sum())} (win/tie/loss) p={p:.3g}" for m, p in zip(others, holm)))
+
+    for frac in FRACTIONS:
+        pairs(grid[np.isclose(grid["fraction"], frac)], f"normalised regret at {frac:g} of the budget")
+    pairs(cp.areas(cr), "area under the anytime normalised-regret curve (0..1 of the budget)")
+    reached, targets = cp.cost_to_target(cr, reference="random")
+    print("\n## compute to reach random search's final value (the median over random's seeds of its best after "
+          "its full budget), as a fraction of random's compute; (runs reaching / runs)")
+    print("| task | target | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods))
+    for t in tasks:
+        cells = []
+        for m in methods:
+            ratio = reached[(reached["task"] == t) & (reached["algo"] == m)]["ratio"].to_numpy(float)
+            ok = ratio[np.isfinite(ratio)]
+            cells.append(f"{np.median(ok):.3f} ({len(ok)}/{len(ratio)})" if len(ok) else f"- (0/{len(ratio)})")
+        print(f"| {t} | {cr.scales[t].sign * targets[t].value:.4f} | " + " | ".join(cells) + " |")
+    summary = cp.reach_summary(reached).set_index("algo")
+    print("| all: median (runs reaching) | | " + " | ".join(
+        f"{summary.loc[m, 'median_ratio']:.3f} ({summary.loc[m, 'reached']:.0%})" for m in methods) + " |")
+    paired = {m: [] for m in methods}  # target: random's own final value on the same task and seed
+    ref = {(r["task"], r["seed"]): r for r in saved if r["method"] == "random"}
+    sign = {t: cr.scales[t].sign for t in tasks}
+    for r in saved:
+        if (r["task"], r["seed"]) not in ref or r["task"] not in sign:
+            continue
+        full = [sign[r["task"]] * v for v in ref[r["task"], r["seed"]]["value"] if v is not None]
+        loss = [sign[r["task"]] * v if v is not None and f >= r["max_fidelity"] else np.inf
+                for v, f in zip(r["value"], r["fidelity"])]
+        hit = next((c for c, v in zip(r["cost"], loss) if full and v <= min(full)), None)
+        paired[r["method"]].append(np.inf if hit is None else hit / r["budget"])
+    med = {m: float(np.median([v for v in paired[m] if np.isfinite(v)] or [np.nan])) for m in methods}
+    print("paired: compute (share of the budget) to reach random's final value on the same task and seed, median "
+          "over the runs that do (runs reaching / runs): " + ", ".join(
+              f"{m} {med[m]:.3f} ({int(np.isfinite(paired[m]).sum())}/{len(paired[m])})" for m in methods))
+    first = {m: [next((c / r["budget"] for c, f in zip(r["cost"], r["fidelity"]) if f >= r["max_fidelity"]), 1.0)
+                 for r in saved if r["method"] == m] for m in methods}
+    print("share of the budget spent when the first full-fidelity evaluation ends (median [min, max]; before it the "
+          "normalised regret is 1): " + ", ".join(f"{m} {np.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]"
+                                                  for m, v in first.items()))
+    cpu = {m: np.mean([r["cpu"] for r in saved if r["method"] == m]) for m in methods}
+    print("CPU s per run: " + ", ".join(f"{m} {cpu[m]:.1f}" for m in methods))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=5)
@@ -82,11 +239,45 @@ def main() -> None:
     parser.add_argument("--real", default="", help="real training tasks instead of the synthetic ones, e.g. "
                         "breast_cancer_gb,breast_cancer_mlp (scripts/record_curves.py's names); the table then "
                         "shows the best value so far (negated accuracy: smaller is better), not a regret")
+    parser.add_argument("--set", action="append", default=[], metavar="BENCH:key=value,...",
+                        help="override a real task's settings, e.g. digits_gb:max_resource=54,folds=3")
+    parser.add_argument("--out", default="", help="save each run here (resumable); report with hpoflow.report")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (with --out)")
+    parser.add_argument("--against", default="mf_gp", help="the method paired with every other one (with --out)")
+    parser.add_argument("--report-only", action="store_true", help="(with --out) summarise the saved runs only")
+    parser.add_argument("--first-seed", type=int, default=0, help="(with --out) run seeds from this one only (a "
+                        "second process may take the last seeds; the report reads every seed below --seeds)")
+    parser.add_argument("--reverse", action="store_true", help="(with --out) run the jobs last first (a second "
+                        "process on the same --out meets the first one from the other end)")
     args = parser.parse_args()
+    methods = args.methods.split(",")
+    if args.out:
+        import json
+        from multiprocessing import get_context
+
+        names = args.real.split(",") if args.real else list(TASKS)
+        sets = parse_sets(args.set)
+        os.makedirs(args.out, exist_ok=True)
+        jobs = [(t, m, s, args.full_evals, sets, args.out) for s in range(args.seeds) for t in names for m in methods]
+        if not args.report_only:
+            start = time.perf_counter()
+            todo = [j for j in jobs if j[2] >= args.first_seed][::-1 if args.reverse else 1]
+            with get_context("spawn").Pool(args.jobs) as pool:
+                for k, path in enumerate(pool.imap_unordered(run_saved, todo), 1):
+                    print(f"[{k}/{len(todo)} {time.perf_counter() - start:.0f} s] {path}", file=sys.stderr, flush=True)
+        saved = []
+        for t, m, s, *_ in jobs:
+            path = os.path.join(args.out, f"{t}__{m}__{s}.json")
+            if os.path.exists(path):
+                with open(path) as fh:
+                    saved.append(json.load(fh))
+        print(f"budget: {args.full_evals} full-fidelity evaluations per task; {args.seeds} seeds; settings "
+              + "; ".join(f"{t}: {sets.get(t, {})}" for t in names))
+        report_saved(saved, methods, args.against)
+        return
     if args.real:
         TASKS.clear()
         TASKS.update({name: real_task(name) for name in args.real.split(",")})
-    methods = args.methods.split(",")
     rows: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray, float]] = {}
     for task_name, make in TASKS.items():
         budget = args.full_evals * make().fidelity.max

@@ -28,6 +28,10 @@ from hpoflow.surrogates.output_transform import YeoJohnson
 from hpoflow.surrogates.warp import KumaraswamyWarp
 
 logger = logging.getLogger(__name__)
+# upper end of the log-space search of a positive hyperparameter without one (lengthscales on the unit cube, noise of
+# standardised outputs): 1e6 is far past any value with a meaning, and keeps L-BFGS-B's trial steps inside exp's range
+# (unbounded, a wild quasi-Newton step on a flat likelihood -- duplicated points -- reached log values of 1e4)
+MAX_LOG_POSITIVE = math.log(1e6)
 
 def lengthscale_prior(dim: int) -> LogNormalPrior:
     """BoTorch's dimension-scaled log-normal lengthscale prior (Hvarfner et al., 2024)."""
@@ -241,7 +245,8 @@ class ExactGP:
                 c.upper_bound).all() else None
             log_scale = lo is not None and lo > 0  # lengthscales and noise: search log values (better conditioned)
             if lo is not None and log_scale:
-                bound: tuple[float | None, float | None] = (math.log(lo), math.log(hi) if hi is not None else None)
+                bound: tuple[float | None, float | None] = (
+                    math.log(lo), math.log(hi) if hi is not None else max(MAX_LOG_POSITIVE, math.log(lo) + 1.0))
             else:
                 bound = (lo, hi)
             bounds += [bound] * p.numel()

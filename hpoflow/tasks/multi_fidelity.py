@@ -11,12 +11,15 @@ Here the fidelity is a resource ``r`` in ``[1, max_resource]`` (integer, like ep
 and a configuration is *continued* when promoted, as a training run would be: an evaluation at ``r`` after the
 same configuration reached ``r0`` costs ``r - r0`` units. The value is ``f(x, s)`` (biased below full fidelity);
 ``true_value`` is ``f(x, 1)``, what the configuration is worth at full fidelity, so regret measures that.
+The trial states (the level each configuration reached) are :class:`~hpoflow.tasks.continuation.Continuable`'s,
+mirrored beside a checkpoint like a training task's, so a run killed mid-bracket resumes with every unit counted once.
 """
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +28,7 @@ from hpoflow.core.fidelity import Fidelity
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import Float, SearchSpace
 from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.continuation import Continuable
 from hpoflow.tasks.synthetic import _HARTMANN6_A, _HARTMANN6_P
 from hpoflow.tasks.trial_states import TrialStates
 
@@ -46,7 +50,14 @@ def augmented_hartmann6(x: np.ndarray, s: float) -> float:
     return float(-np.sum(alpha * np.exp(-inner)))
 
 
-class MultiFidelityFunction(Task):
+@dataclass
+class Reached:
+    """A trial of a closed-form function: the resource it reached (all a continuation needs)."""
+
+    level: float = 0.0
+
+
+class MultiFidelityFunction(Continuable):
     """A closed-form ``f(x, s)`` on a box with a resource fidelity ``r`` (``s = r / max_resource``), minimised."""
 
     def __init__(self, name: str, fn: Callable[[np.ndarray, float], float], bounds: list[tuple[float, float]],
@@ -57,9 +68,12 @@ class MultiFidelityFunction(Task):
         self.fidelity = Fidelity("resource", min_resource, max_resource, integer=True)
         if noise_std < 0:
             raise ValueError(f"task.noise_std={noise_std} must be >= 0")
-        self.noise_std, self.sleep_per_unit = noise_std, sleep_per_unit
-        self._rng = np.random.default_rng(seed + 7919)
-        self.states = TrialStates()  # config id -> the resource it reached (what a promotion continues from)
+        self.noise_std, self.sleep_per_unit, self.seed = noise_std, sleep_per_unit, seed
+        self._rng = np.random.default_rng(seed + 7919)  # the checkpoint saves and restores it (a task's ``_rng``)
+        self.states = TrialStates()  # config id -> Kept(Reached): what a promotion continues from
+
+    def _x(self, config: dict[str, Any]) -> np.ndarray:
+        return np.array([config[n] for n in self.space.names], dtype=float)
 
     def evaluate(self, config: dict[str, Any], *, round: int, observe: bool = True) -> Evaluation:
         return self.evaluate_at(config, fidelity=self.fidelity.max, config_id=None, round=round,  # type: ignore[union-attr]
@@ -68,21 +82,31 @@ class MultiFidelityFunction(Task):
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:
         assert self.fidelity is not None
-        r = self.fidelity.check(fidelity)
-        x = np.array([config[n] for n in self.space.names], dtype=float)
-        truth = self.fn(x, 1.0)
+        self.fidelity.check(fidelity)
+        truth = self.fn(self._x(config), 1.0)
         if not observe:
             return unobserved(true_value=truth)
-        reached = self.states.get(config_id)
-        start = reached if reached is not None and reached < r else 0
-        value = self.fn(x, r / self.fidelity.max)
-        if self.noise_std > 0:
-            value += self.noise_std * self._rng.standard_normal()
-        self.states.put(config_id, r)
+        return replace(super().evaluate_at(config, fidelity=fidelity, config_id=config_id, round=round),
+                       true_value=truth)
+
+    def fresh_state(self, config: dict[str, Any], seed: int) -> Reached:
+        return Reached()
+
+    def advance(self, state: Reached, config: dict[str, Any], start: float, stop: float) -> list[list[float]]:
+        """One point at ``stop``: ``f(x, stop / max)`` (a closed form has no per-unit curve worth logging)."""
+        assert self.fidelity is not None
         if self.sleep_per_unit > 0:  # a training run's wall time, for benchmarks of k workers
-            time.sleep((r - start) * self.sleep_per_unit)
-        return Evaluation(value=value, true_value=truth, cost=float(r - start), fidelity=float(r),
-                          curve=[[float(r), value]])
+            time.sleep((stop - start) * self.sleep_per_unit)
+        state.level = stop
+        return [[float(stop), self.fn(self._x(config), stop / self.fidelity.max)]]
+
+    def score(self, state: Reached, config: dict[str, Any], curve: list[list[float]]) -> tuple[float, dict[str, float]]:
+        return curve[-1][1], {}
+
+    def noisy(self, value: float) -> tuple[float, float | None]:
+        if self.noise_std <= 0:
+            return value, None
+        return value + self.noise_std * float(self._rng.standard_normal()), None  # truth: f(x, 1), set above
 
 
 def make_branin_mf(noise_std: float = 0.0, seed: int = 0, max_resource: int = 81, sleep_per_unit: float = 0.0,

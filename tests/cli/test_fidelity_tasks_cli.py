@@ -91,9 +91,30 @@ def _a_state_is_newer(cwd: Path, after: int) -> bool:
         return False
 
 
-def test_sigkill_in_a_bracket_resumes_with_every_unit_counted_once(tmp_path, new_store, run_cli):
+def _check_levels(history: dict) -> float:
+    """A closed-form task logs one point per evaluation at its level: each configuration's levels rise (never one
+    twice) and, continued, it costs its highest level; returns the sum of those."""
+    units = 0.0
+    for key, points in history.items():
+        if key.startswith("lc/"):
+            steps = [s for s, _ in points]
+            assert steps == sorted(set(steps)), f"{key}: levels {steps}"
+            units += steps[-1]
+    return units
+
+
+# the same kill on a training task and on a closed-form one (noisy values: a replayed round must keep the task's
+# noise in step); a small sleep per unit makes branin_mf's rounds last long enough to be killed inside one
+KILLED = {"gb": ([*ARGS, "task.noise_std=0.01"], _check_curves),
+          "branin_mf": (["algo=hyperband", "task=branin_mf", "task.max_resource=27", "task.noise_std=0.1",
+                         "task.sleep_per_unit=0.003", f"budget.cost={COST * 3}", "budget.rounds=500",
+                         "tracking.flush_every=4", "seed=3"], _check_levels)}
+
+
+@pytest.mark.parametrize("task", sorted(KILLED))
+def test_sigkill_in_a_bracket_resumes_with_every_unit_counted_once(tmp_path, new_store, run_cli, task):
     ref_uri, uri = new_store("ref.db"), new_store("killed.db")
-    args = [*ARGS, "task.noise_std=0.01"]  # noisy values: a replayed round must keep the task's noise in step
+    args, check_units = KILLED[task]
     reference = _start(tmp_path / "ref", *args, f"tracking.uri={ref_uri}")
     victim = _start(tmp_path / "victim", *args, f"tracking.uri={uri}")
     deadline = time.time() + 300
@@ -113,8 +134,8 @@ def test_sigkill_in_a_bracket_resumes_with_every_unit_counted_once(tmp_path, new
     context = f"killed after round {killed_at}, states of lost rounds {lost}"
     assert resumed.info.status == "FINISHED" and resumed.data.tags["resumed_at_round"] == str(killed_at), context
     assert history == expected, context  # same spend, same curves: nothing trained twice was charged twice
-    assert _check_curves(history) == history["query_cost"][-1][1], context
-    print(f"\nmf kill/resume: {context}; {len(history) - 3} curves, {history['query_cost'][-1][1]:.0f} rounds "
+    assert check_units(history) == history["query_cost"][-1][1], context
+    print(f"\nmf kill/resume ({task}): {context}; {len(history) - 3} curves, {history['query_cost'][-1][1]:.0f} rounds "
           "charged, equal to the uninterrupted run")
 
 

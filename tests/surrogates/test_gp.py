@@ -264,3 +264,25 @@ def test_the_gpytorch_model_is_built_on_first_use_with_the_lengthscale_read_befo
     assert gp._parts is None  # reading the lengthscale built nothing
     built = gp._base_kernel.lengthscale.detach().reshape(-1)
     assert gp._parts is not None and torch.equal(before, built) and before.dtype == built.dtype == torch.float64
+
+
+def test_a_flat_likelihood_keeps_the_hyperparameter_search_inside_exps_range():
+    """Replayed learning curves (task=lc_replay) sample a finite set, so the GP of algo=mf_gp sees repeated
+    configurations with equal values: at the 17th point of this sequence L-BFGS-B's quasi-Newton step reached log
+    hyperparameters of ~1e4 and ``exp`` overflowed (a RuntimeWarning, here an error). Bounded log search: none."""
+    import warnings
+
+    from hpoflow.tasks.replay import ReplayTask
+
+    task = ReplayTask("digits_gb", 0)
+    idx = [175, 55, 252, 82, 250, 138, 46, 102, 33, 89, 141, 249, 247, 43, 172, 157, 96, 9]
+    X = task.points[idx]
+    y = -torch.tensor([task.curves[i][-1] for i in idx], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        gp = ExactGP(X.shape[1], GPConfig())
+        gp.fit(X[:3], y[:3])
+        for i in range(3, len(idx)):
+            gp.update(X[i:i + 1], y[i:i + 1])
+    lengthscale = gp._base_kernel.lengthscale
+    assert gp.n == len(idx) and torch.isfinite(lengthscale).all() and (lengthscale <= 1e6).all()

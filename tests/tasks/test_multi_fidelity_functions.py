@@ -69,3 +69,20 @@ def test_trial_states_drop_the_least_recently_used():
     assert states.get(2) is None and states.get(1) == "a" and len(states) == 2
     states.put(None, "x")
     assert states.get(None) is None
+
+
+def test_trial_states_live_beside_the_checkpoint_and_a_resumed_task_continues_them(tmp_path):
+    """The process after a crash (a new task object, resumed after round 2) continues config 5 from level 3: it pays
+    6 units for 3 -> 9, not 9; a state it does not know about (config 6, round 3 > 2, at another level) is
+    retrained from scratch."""
+    config = {"x0": 1.0, "x1": 2.0}
+    first = make_branin_mf(max_resource=27, noise_std=0.1, seed=4)
+    first.set_state_folder(tmp_path, 0)
+    costs = [first.evaluate_at(config, fidelity=r, config_id=5, round=i).cost for i, r in ((1, 1), (2, 3))]
+    first.evaluate_at(config, fidelity=3, config_id=6, round=3)  # lost with the crash
+    assert costs == [1, 2] and sorted(p.name for p in tmp_path.iterdir()) == ["config_0005.pkl", "config_0006.pkl"]
+    again = make_branin_mf(max_resource=27, noise_std=0.1, seed=4)
+    again.set_state_folder(tmp_path, 2)
+    ev = again.evaluate_at(config, fidelity=9, config_id=5, round=4)
+    assert ev.cost == 6 and ev.true_value == pytest.approx(augmented_branin(np.array([1.0, 2.0]), 1.0))
+    assert again.evaluate_at(config, fidelity=9, config_id=6, round=5).cost == 9

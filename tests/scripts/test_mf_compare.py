@@ -1,0 +1,38 @@
+"""scripts/mf_compare.py --out: live runs saved one file each (a rerun runs only what is missing) and summarised with
+the report's against-compute functions; ``--set`` shrinks a real task."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from scripts.mf_compare import parse_sets
+from tests.conftest import REPO, cli_env
+
+
+def test_set_parses_typed_overrides_per_benchmark():
+    assert parse_sets(["digits_gb:max_resource=27,folds=2", "digits_cnn:epochs=9", "x:lr=0.5,name=a"]) == {
+        "digits_gb": {"max_resource": 27, "folds": 2}, "digits_cnn": {"epochs": 9}, "x": {"lr": 0.5, "name": "a"}}
+
+
+@pytest.mark.cli
+def test_saved_runs_resume_and_report_against_compute(tmp_path):
+    args = [sys.executable, "scripts/mf_compare.py", "--real", "breast_cancer_gb", "--set",
+            "breast_cancer_gb:min_resource=1,max_resource=6,folds=2", "--seeds", "2", "--full-evals", "3",
+            "--methods", "random,hyperband,mf_gp", "--out", str(tmp_path), "--jobs", "1"]
+    first = subprocess.run(args, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600, check=False)
+    assert first.returncode == 0, first.stderr[-3000:]
+    saved = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert len(saved) == 6 and "breast_cancer_gb__mf_gp__1.json" in saved
+    run = json.loads((tmp_path / "breast_cancer_gb__hyperband__0.json").read_text())
+    assert run["budget"] == 18 and run["max_fidelity"] == 6 and 18 <= run["cost"][-1] < 24
+    assert "| mean rank |" in first.stdout and "mf_gp vs each" in first.stdout and "paired:" in first.stdout
+    (tmp_path / "breast_cancer_gb__random__1.json").unlink()
+    kept = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.json")}
+    again = subprocess.run(args, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.json") if p.name in kept} == kept  # not rerun
+    assert (tmp_path / "breast_cancer_gb__random__1.json").is_file()  # only the missing run trained again
+    assert again.stdout.split("CPU s per run")[0] == first.stdout.split("CPU s per run")[0]  # same runs, same tables
