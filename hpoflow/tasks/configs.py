@@ -164,6 +164,14 @@ class MultiObjectiveConfig:
             raise ValueError(f"task.dim={self.dim!r} must be an integer >= 2")
 
 
+@dataclass(frozen=True)
+class ConstrainedConfig:
+    """Gramacy et al. (2016)'s constrained toy (hpoflow.tasks.constrained): minimise f = x1 + x2 s.t. c1 <= 0, c2 <= 0
+    on [0, 1]^2; the constraints are declared by the task (values f, c1, c2)."""
+
+    name: str = "gramacy"
+
+
 _SYN = "hpoflow.tasks.synthetic"
 _MO = "hpoflow.tasks.multi_objective:make_multi_objective"
 _MF = "hpoflow.tasks.multi_fidelity"
@@ -183,6 +191,9 @@ BUILTINS = [
          "hypervolume against (11, 11)"),
     task("dtlz2", _MO, MultiObjectiveConfig, "DTLZ2 with two objectives on [0,1]^dim, minimised; front on the unit "
          "circle; hypervolume against (1.1, 1.1)", dim=6),
+    task("gramacy", "hpoflow.tasks.constrained:make_gramacy", ConstrainedConfig, "Gramacy et al. (2016)'s toy: "
+         "minimise x1 + x2 on [0,1]^2 s.t. two nonlinear constraints c1, c2 <= 0 (the unconstrained optimum is "
+         "infeasible); constrained f* = 0.59979"),
     task("branin", f"{_SYN}:make_branin", SyntheticConfig, "Branin, 2-d, minimise", dim=2),
     task("hartmann6", f"{_SYN}:make_hartmann6", SyntheticConfig, "Hartmann-6, minimise", dim=6),
     task("styblinski_tang", f"{_SYN}:make_styblinski_tang", SyntheticConfig, "Styblinski-Tang on [-5,5]^dim, minimise"),
