@@ -44,6 +44,12 @@ class ClassifierConfig:
     ``fidelity=true``: boosting rounds (gb), trees (rf) or epochs (mlp) become the task's fidelity, from
     ``min_resource`` to ``max_resource`` (0: max 162 rounds/trees or 243 epochs, min = max / 81), for
     multi-fidelity methods (algo=hyperband|asha|mf_gp...); that hyperparameter leaves the search space.
+
+    Every evaluation reports the named values ``accuracy``, ``fit_s`` (seconds fitting, summed over the folds) and
+    ``size`` (tree leaves summed over the trees, or the MLP's weights). ``objectives=accuracy+fit_s`` or
+    ``accuracy+size`` makes them two objectives (max accuracy, min the other; reference point: the majority-class
+    accuracy and 10 s or the space's largest model). Fit time is wall-clock and noisy: the same configuration's
+    ``fit_s`` varies from run to run and with the machine's load, so a front in fit_s does not reproduce exactly.
     """
 
     name: str = "breast_cancer"
@@ -53,10 +59,14 @@ class ClassifierConfig:
     fidelity: bool = False  # opt-in: without it the task and its results are exactly as before
     min_resource: int = 0
     max_resource: int = 0
+    objectives: str = "accuracy"  # accuracy | accuracy+fit_s | accuracy+size (two objectives: max, min)
 
     def __post_init__(self) -> None:
         if self.model not in ("rf", "mlp", "gb"):
             raise ValueError(f"task.model='{self.model}' is unknown; allowed: rf, mlp, gb")
+        if self.objectives not in ("accuracy", "accuracy+fit_s", "accuracy+size"):
+            raise ValueError(f"task.objectives='{self.objectives}' is unknown; allowed: accuracy, accuracy+fit_s, "
+                             "accuracy+size")
         if self.folds < 2:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
