@@ -236,7 +236,8 @@ def _key(config: dict) -> str:
 
 
 class GPUCB(GPBO):
-    """GP-UCB: maximise mu + sqrt(beta_t) sigma."""
+    """GP-UCB: maximise mu + sqrt(beta_t) sigma. It ignores a task's constraints (a UCB may be negative, so it cannot
+    be weighed by a probability as EI and PI are): use gp_ei or gp_pi on a constrained task."""
 
     name = "gp_ucb"
     config: GPUCBConfig
