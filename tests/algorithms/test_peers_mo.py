@@ -82,3 +82,10 @@ def test_botorch_qnehvi_refuses_one_objective():
     pytest.importorskip("botorch")
     with pytest.raises(ConfigError, match="algo=botorch_qnehvi needs a task with at least two objectives"):
         hpoflow.minimize(lambda c: {"f": c["x"]}, SPACE, algo="botorch_qnehvi", rounds=2, objectives={"f": "min"})
+
+
+def test_cli_motpe_on_zdt1(run_cli, tmp_path):
+    pytest.importorskip("optuna")
+    # the command of the user text (docs: multi-objective peers)
+    proc = run_cli("algo=optuna_motpe", "task=zdt1", "budget.rounds=20", f"tracking.uri=sqlite:///{tmp_path}/m.db")
+    assert "pareto front: " in proc.stdout and "hypervolume: " in proc.stdout

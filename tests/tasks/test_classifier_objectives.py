@@ -58,6 +58,7 @@ def test_bad_objectives_are_one_line(kwargs, message):
 
 
 def test_cli_two_objective_classifier_run(run_cli, tmp_path):
-    proc = run_cli("algo=random", "task=breast_cancer", "task.model=gb", "task.folds=2",
-                   "task.objectives=accuracy+size", "budget.rounds=3", f"tracking.uri=sqlite:///{tmp_path}/m.db")
-    assert "pareto" in proc.stdout.lower() or "hypervolume" in proc.stdout.lower()
+    # the command of the user text (docs: classifier objectives)
+    proc = run_cli("algo=parego", "task=breast_cancer", "task.model=gb", "task.folds=3",
+                   "task.objectives=accuracy+size", "budget.rounds=12", f"tracking.uri=sqlite:///{tmp_path}/m.db")
+    assert "pareto front: " in proc.stdout and "hypervolume: " in proc.stdout
