@@ -137,3 +137,26 @@ def test_parego_weighs_its_scalarised_ei_by_the_probability_of_feasibility():
     # seeds 0-2: all 13 guided points feasible (random search: half of them)
     assert sum(m["feasible"] for m in r.metrics[-8:]) >= 7
     assert all(p["values"]["m"] <= 0.5 for p in r.pareto)
+
+
+def test_a_resumed_constrained_gp_ei_run_equals_an_uninterrupted_one(tmp_path):
+    from hpoflow.tasks.constrained import gramacy
+
+    space = {"x1": ("float", 0.0, 1.0), "x2": ("float", 0.0, 1.0)}
+    kwargs = dict(algo="gp_ei", rounds=9, seed=2, objectives={"f": "min"},
+                  constraints={"c1": ("<=", 0.0), "c2": ("<=", 0.0)})
+    whole = hpoflow.minimize(lambda c: gramacy(c["x1"], c["x2"]), space, **kwargs)
+    calls = []
+
+    def stops(c):
+        calls.append(1)
+        if len(calls) == 6:
+            raise KeyboardInterrupt
+        return gramacy(c["x1"], c["x2"])
+
+    checkpoint = tmp_path / "run.json"
+    with pytest.raises(KeyboardInterrupt):
+        hpoflow.minimize(stops, space, checkpoint=checkpoint, name="g", **kwargs)
+    resumed = hpoflow.minimize(lambda c: gramacy(c["x1"], c["x2"]), space, checkpoint=checkpoint, name="g", **kwargs)
+    assert [r.config for r in resumed.records] == [r.config for r in whole.records]  # the constraint GPs replayed
+    assert resumed.metrics[-1]["best_feasible"] == whole.metrics[-1]["best_feasible"]
