@@ -49,9 +49,9 @@ def test_single_objective_runs_have_no_pareto_and_no_new_metrics():
     assert not {"hypervolume", "pareto_size"} & set(r.summary)
 
 
-def test_auto_picks_random_search_for_several_objectives():
+def test_auto_picks_parego_for_several_objectives():
     r = hpoflow.minimize(two, SPACE, rounds=3, objectives={"f1": "min", "f2": "min"})
-    assert r.summary["auto.choice"] == "random"
+    assert r.summary["auto.choice"] == "parego"
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -78,7 +78,7 @@ def test_every_results_file_opens_with_the_commands_that_regenerate_it() -> None
     assert bad == {}
 
 
-REFERENCE = re.compile(r"(?<![\w/:.])(scripts/)?results/([\w.\-]+\.(?:txt|log|json|csv))")  # not <rev>:path
+REFERENCE = re.compile(r"(?<![\w/:.])(scripts/)?results/([\w.\-]+\.(?:txt|log|json|csv))(?!\w)")  # not <rev>:path
 
 
 def test_every_mentioned_results_file_exists_and_none_lives_under_scripts() -> None:

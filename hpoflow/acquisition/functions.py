@@ -71,6 +71,16 @@ def log_probability_of_improvement(mean: Tensor, var: Tensor, incumbent: Tensor 
     return torch.special.log_ndtr((mean - incumbent - xi) / sigma)
 
 
+def log_probability_of_feasibility(mean: Tensor, var: Tensor, op: str, bound: Tensor | float) -> Tensor:
+    """log P(c(x) op bound) for c(x) ~ N(mean, var) (Schonlau et al. 1998; Gardner et al. 2014): log Phi((bound -
+    mu) / sigma) for ``<=``/``<``, log Phi((mu - bound) / sigma) for ``>=``/``>`` (a continuous c: strict = not)."""
+    if op not in ("<=", "<", ">=", ">"):
+        raise ValueError(f"constraint op {op!r} is unknown; allowed: <=, <, >=, >")
+    sigma = var.clamp_min(1e-24).sqrt()
+    z = (bound - mean) / sigma if op in ("<=", "<") else (mean - bound) / sigma
+    return torch.special.log_ndtr(z)
+
+
 def upper_confidence_bound(mean: Tensor, var: Tensor, beta: float) -> Tensor:
     """mu + sqrt(beta) sigma (Srinivas et al. parametrisation)."""
     return mean + math.sqrt(beta) * var.clamp_min(0).sqrt()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from hpoflow.algorithms.auto_config import AutoConfig
-from hpoflow.algorithms.auto_rule import Choice, decide, profile
+from hpoflow.algorithms.auto_rule import Choice, decide, profile, several_objectives
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext, PendingNotSupported
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.surrogates.base import ConfiguredSurrogate, KernelSurrogate, LengthscaleSurrogate, StandardizedSurrogate
@@ -39,13 +39,18 @@ def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
         from hpoflow.algorithms.random_search import RandomSearch
 
         return RandomSearch(RandomConfig(**choice.settings), ctx)
+    if choice.algo == "parego":
+        from hpoflow.algorithms.parego import ParEGO
+        from hpoflow.algorithms.parego_config import ParEGOConfig
+
+        return ParEGO(ParEGOConfig(**choice.settings), ctx)
     if choice.algo == "mf_gp":
         from hpoflow.algorithms.multi_fidelity import MultiFidelityGP
         from hpoflow.algorithms.multi_fidelity_config import MultiFidelityConfig
 
         return MultiFidelityGP(MultiFidelityConfig(**{"name": "mf_gp", **choice.settings}), ctx)
     raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, cobyqa, random, "
-                     "mf_gp")
+                     "mf_gp, parego")
 
 
 class Auto(AskTellAlgorithm):
@@ -62,7 +67,8 @@ class Auto(AskTellAlgorithm):
         self.config = config
         self.choice = decide(profile(ctx.task.space), ctx.rounds, finite=ctx.task.candidates is not None,
                              workers=ctx.workers, fidelity=ctx.task.fidelity is not None,
-                             cost_budget=ctx.cost is not None, objectives=ctx.task.objectives is not None)
+                             cost_budget=ctx.cost is not None, objectives=several_objectives(ctx.task.objectives),
+                             constraints=ctx.task.objectives is not None and bool(ctx.task.objectives.constraints))
         self.delegate = build_choice(self.choice, ctx)
 
     def run_tags(self) -> dict[str, str]:

@@ -19,6 +19,7 @@ from hpoflow.acquisition import functions as acq
 from hpoflow.acquisition.config import OptimizerConfig
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.configs import GPBOConfig, GPEIConfig, GPUCBConfig
+from hpoflow.algorithms.constrained import ConstraintModels
 from hpoflow.algorithms.pending import Fantasies, RefitPacer, believer, condition, extra_design_point, has_fantasies
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.core.space import Float
@@ -110,6 +111,15 @@ class GPBO(AskTellAlgorithm):
         """Best observed standardised reward."""
         return self.model.standardize(torch.tensor(self.y, dtype=self.dtype)).max()
 
+    def constrain(self, fn: Callable[[Tensor], Tensor], info: dict[str, float]
+                  ) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        """The acquisition under the task's constraints; GP-EI/PI weigh it by the probability of feasibility."""
+        return fn, info
+
+    def best_index(self) -> int:
+        """The observed point the acquisition search also starts from: the best reward."""
+        return int(torch.tensor(self.y).argmax())
+
     # -- ask / tell -------------------------------------------------------------------------
     def ask(self, round: int) -> Suggestion:
         self._asked += 1
@@ -127,8 +137,8 @@ class GPBO(AskTellAlgorithm):
     def _propose(self, round: int) -> Suggestion:
         """The acquisition's maximiser on the current model (at least two observations)."""
         start = time.perf_counter()
-        fn, info = self.acquisition(round)
-        best = self.X[int(torch.tensor(self.y).argmax())]
+        fn, info = self.constrain(*self.acquisition(round))
+        best = self.X[self.best_index()]
         x, value = acq.maximize(fn, self.dim, self.generator, self._optimizer(), self.candidates,
                                 self.dtype, extra_starts=best, scale=self.search_scale())
         if self.snap:
@@ -226,7 +236,8 @@ def _key(config: dict) -> str:
 
 
 class GPUCB(GPBO):
-    """GP-UCB: maximise mu + sqrt(beta_t) sigma."""
+    """GP-UCB: maximise mu + sqrt(beta_t) sigma. It ignores a task's constraints (a UCB may be negative, so it cannot
+    be weighed by a probability as EI and PI are): use gp_ei or gp_pi on a constrained task."""
 
     name = "gp_ucb"
     config: GPUCBConfig
@@ -246,9 +257,72 @@ class GPUCB(GPBO):
 
 
 class GPImprovement(GPBO):
-    """GP-EI and GP-PI: improvement over the best observed reward plus a margin ``xi``."""
+    """GP-EI and GP-PI: improvement over the best observed reward plus a margin ``xi``.
+
+    With constraints (``task.objectives.constraints``) each constraint value gets its own GP
+    (:class:`hpoflow.algorithms.constrained.ConstraintModels`); the acquisition becomes log improvement + log
+    probability of feasibility over the best *feasible* reward, and the probability of feasibility alone while no
+    observation is feasible (Gardner et al. 2014).
+    """
 
     config: GPEIConfig
+
+    def __init__(self, config: GPEIConfig, ctx: BuildContext) -> None:
+        super().__init__(config, ctx)
+        spec = ctx.task.objectives
+        self.constraints: ConstraintModels | None = None
+        if spec is not None and spec.constraints:
+            def make() -> object:
+                model = self.new_surrogate(ctx, config.name)
+                if isinstance(getattr(model, "config", None), GPConfig) and model.config.output_transform is None:
+                    model.config = dataclasses.replace(model.config, output_transform="none")  # Gaussian c: exact PoF
+                return model
+
+            self.constraints = ConstraintModels(spec, make, ctx.dtype)
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
+        n = len(self.X)
+        super().tell(suggestion, outcome)
+        if self.constraints is not None and len(self.X) > n:  # the point was kept: its constraint values too
+            ok = isinstance(outcome, Evaluation) and math.isfinite(outcome.value)
+            self.constraints.observe(outcome.values if ok else None)  # type: ignore[union-attr]
+
+    def _feasible(self) -> list[bool] | None:
+        return None if self.constraints is None else self.constraints.feasible()[: len(self.y)]
+
+    def incumbent(self) -> Tensor:
+        """Best observed standardised reward; with constraints, the best feasible one (-inf: none is feasible)."""
+        z = self.model.standardize(torch.tensor(self.y, dtype=self.dtype))
+        feasible = self._feasible()
+        if feasible is None:
+            return z.max()
+        if not any(feasible):
+            return torch.tensor(-math.inf, dtype=self.dtype)
+        return z[torch.tensor(feasible)].max()
+
+    def best_index(self) -> int:
+        feasible = self._feasible()
+        if not feasible or not any(feasible):
+            return super().best_index()
+        y = torch.tensor(self.y)
+        return int(torch.where(torch.tensor(feasible), y, torch.tensor(-math.inf)).argmax())
+
+    def constrain(self, fn: Callable[[Tensor], Tensor], info: dict[str, float]
+                  ) -> tuple[Callable[[Tensor], Tensor], dict[str, float]]:
+        """log acquisition + log PoF; only log PoF while nothing observed is feasible."""
+        cons = self.constraints
+        if cons is None:
+            return fn, info
+        cons.fit(torch.stack(self.X))
+        feasible = self._feasible() or []
+        info["n_feasible"] = float(sum(feasible))
+        if not any(feasible):
+            return cons.log_pof, info
+
+        def constrained(X: Tensor) -> Tensor:
+            return fn(X) + cons.log_pof(X)
+
+        return constrained, info
 
     def margin(self) -> float:
         """The improvement margin ``xi`` in standardised units (``xi_units=raw``: divided by the reward std)."""

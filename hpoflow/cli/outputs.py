@@ -106,7 +106,9 @@ def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | No
         lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
                      f"simple regret: {summary.get('simple_regret')}")
     lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
-    if summary.get("pareto_size") is not None:  # several objectives
+    if summary.get("best_feasible") is not None:  # one objective with constraints: best value ignores them
+        lines.append(f"best feasible value: {summary['best_feasible']:.6g} (best value above ignores the constraints)")
+    elif summary.get("pareto_size") is not None:  # several objectives
         hv = summary.get("hypervolume")
         lines.append(f"pareto front: {int(summary['pareto_size'])} points" + ("" if hv is None else
                                                                               f"   hypervolume: {hv:.6g}"))

@@ -225,8 +225,8 @@ def _hv(pts: list[tuple[float, ...]], ref: tuple[float, ...]) -> float:
 class ParetoBook:
     """The run's feasible non-dominated points so far, and the per-round metrics of several objectives.
 
-    ``add`` returns ``feasible`` (1/0, when there are constraints) and ``hypervolume`` (when a reference point is
-    known) for one round's values.
+    ``add`` returns ``feasible`` (1/0, when there are constraints), ``hypervolume`` (when a reference point is
+    known) and, for one objective with constraints, ``best_feasible`` (the best feasible value so far, raw units).
     """
 
     objectives: Objectives
@@ -246,7 +246,15 @@ class ParetoBook:
         ref = spec.reference_minimised()
         if ref is not None:
             out["hypervolume"] = hypervolume(self.front, ref)
+        out.update(self._best_feasible())
         return out
+
+    def _best_feasible(self) -> dict[str, float]:
+        """One objective with constraints: ``best_feasible``, the best feasible value so far (raw units)."""
+        spec = self.objectives
+        if len(spec.directions) != 1 or not spec.constraints or not self.front:
+            return {}
+        return {"best_feasible": spec.signs()[0] * min(p[0] for p in self.front)}
 
     def summary(self) -> dict[str, float]:
         """The front's size and (with a reference point) hypervolume, for the run's summary."""
@@ -254,6 +262,7 @@ class ParetoBook:
         ref = self.objectives.reference_minimised()
         if ref is not None:
             out["hypervolume"] = hypervolume(self.front, ref)
+        out.update(self._best_feasible())
         return out
 
 

@@ -44,6 +44,12 @@ class ClassifierConfig:
     ``fidelity=true``: boosting rounds (gb), trees (rf) or epochs (mlp) become the task's fidelity, from
     ``min_resource`` to ``max_resource`` (0: max 162 rounds/trees or 243 epochs, min = max / 81), for
     multi-fidelity methods (algo=hyperband|asha|mf_gp...); that hyperparameter leaves the search space.
+
+    Every evaluation reports the named values ``accuracy``, ``fit_s`` (seconds fitting, summed over the folds) and
+    ``size`` (tree leaves summed over the trees, or the MLP's weights). ``objectives=accuracy+fit_s`` or
+    ``accuracy+size`` makes them two objectives (max accuracy, min the other; reference point: the majority-class
+    accuracy and 10 s or the space's largest model). Fit time is wall-clock and noisy: the same configuration's
+    ``fit_s`` varies from run to run and with the machine's load, so a front in fit_s does not reproduce exactly.
     """
 
     name: str = "breast_cancer"
@@ -53,10 +59,14 @@ class ClassifierConfig:
     fidelity: bool = False  # opt-in: without it the task and its results are exactly as before
     min_resource: int = 0
     max_resource: int = 0
+    objectives: str = "accuracy"  # accuracy | accuracy+fit_s | accuracy+size (two objectives: max, min)
 
     def __post_init__(self) -> None:
         if self.model not in ("rf", "mlp", "gb"):
             raise ValueError(f"task.model='{self.model}' is unknown; allowed: rf, mlp, gb")
+        if self.objectives not in ("accuracy", "accuracy+fit_s", "accuracy+size"):
+            raise ValueError(f"task.objectives='{self.objectives}' is unknown; allowed: accuracy, accuracy+fit_s, "
+                             "accuracy+size")
         if self.folds < 2:
             raise ValueError(f"task.folds={self.folds} must be >= 2")
         if self.noise_std < 0:
@@ -164,6 +174,14 @@ class MultiObjectiveConfig:
             raise ValueError(f"task.dim={self.dim!r} must be an integer >= 2")
 
 
+@dataclass(frozen=True)
+class ConstrainedConfig:
+    """Gramacy et al. (2016)'s constrained toy (hpoflow.tasks.constrained): minimise f = x1 + x2 s.t. c1 <= 0, c2 <= 0
+    on [0, 1]^2; the constraints are declared by the task (values f, c1, c2)."""
+
+    name: str = "gramacy"
+
+
 _SYN = "hpoflow.tasks.synthetic"
 _MO = "hpoflow.tasks.multi_objective:make_multi_objective"
 _MF = "hpoflow.tasks.multi_fidelity"
@@ -183,6 +201,9 @@ BUILTINS = [
          "hypervolume against (11, 11)"),
     task("dtlz2", _MO, MultiObjectiveConfig, "DTLZ2 with two objectives on [0,1]^dim, minimised; front on the unit "
          "circle; hypervolume against (1.1, 1.1)", dim=6),
+    task("gramacy", "hpoflow.tasks.constrained:make_gramacy", ConstrainedConfig, "Gramacy et al. (2016)'s toy: "
+         "minimise x1 + x2 on [0,1]^2 s.t. two nonlinear constraints c1, c2 <= 0 (the unconstrained optimum is "
+         "infeasible); constrained f* = 0.59979"),
     task("branin", f"{_SYN}:make_branin", SyntheticConfig, "Branin, 2-d, minimise", dim=2),
     task("hartmann6", f"{_SYN}:make_hartmann6", SyntheticConfig, "Hartmann-6, minimise", dim=6),
     task("styblinski_tang", f"{_SYN}:make_styblinski_tang", SyntheticConfig, "Styblinski-Tang on [-5,5]^dim, minimise"),

@@ -9,12 +9,15 @@ from ``seed``, so the objective is a deterministic function of the configuration
 """
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from hpoflow.core.objectives import Objectives
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import SearchSpace
 from hpoflow.tasks.base import unobserved
@@ -97,6 +100,41 @@ def _go_ucb_estimator(model: str, config: dict[str, Any], seed: int) -> Any:
     return GradientBoostingClassifier(**config, random_state=seed)
 
 
+def model_size(est: Any) -> float:
+    """A fitted model's size: leaves of its trees (forests, boosting: summed over trees), weights and biases of an
+    MLP, support vectors of an SVM, non-zero coefficients of a linear model, stored samples of k-NN; NaN otherwise."""
+    if hasattr(est, "steps"):  # a Pipeline: its final estimator
+        est = est.steps[-1][1]
+    if hasattr(est, "tree_"):
+        return float(est.tree_.n_leaves)
+    if hasattr(est, "estimators_"):  # forests, boosting (an array of trees), one-vs-rest
+        return float(sum(model_size(e) for e in np.asarray(est.estimators_, dtype=object).ravel()))
+    if hasattr(est, "coefs_"):
+        return float(sum(w.size for w in est.coefs_) + sum(b.size for b in est.intercepts_))
+    if hasattr(est, "n_support_"):
+        return float(np.sum(est.n_support_))
+    if hasattr(est, "coef_"):
+        return float(np.count_nonzero(est.coef_))
+    if hasattr(est, "n_samples_fit_"):
+        return float(est.n_samples_fit_)
+    return math.nan
+
+
+CLASSIFIER_OBJECTIVES = ("accuracy", "accuracy+fit_s", "accuracy+size")
+REFERENCE_FIT_S = 10.0  # seconds of fitting summed over the folds: the fit_s reference point (slower adds no volume)
+
+
+def size_bound(model: str, n_classes: int, n_train: int) -> float:
+    """The largest ``size`` of paper 004's rf/gb spaces (the reference point of ``accuracy+size``): gb 200 stages x
+    10 leaves (x classes beyond two), rf 200 trees x min(2^10, training samples) leaves."""
+    if model == "gb":
+        return 200.0 * 10 * (n_classes if n_classes > 2 else 1)
+    if model == "rf":
+        return 200.0 * min(2**10, n_train)
+    raise ValueError(f"task.objectives=accuracy+size: task.model={model} has a fixed size in this space (one "
+                     "hidden layer of 100); allowed: task.model=rf|gb, or task.objectives=accuracy+fit_s")
+
+
 def check_folds(folds: int, dataset: str, y: Any, regression: bool) -> None:
     """Refuse more CV folds than the data can split: samples (regression), or the smallest class (stratified)."""
     n = len(y)
@@ -116,7 +154,7 @@ class SklearnTask(Continuable):
 
     direction = Direction.MAXIMIZE
     optimum = None
-    bound = 1.0  # accuracy and R² are at most 1
+    bound: float | None = 1.0  # accuracy and R² are at most 1
 
     def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0, seed: int = 0,
                  space: str = "bayesmark", name: str = "sklearn", fidelity: bool = False, min_resource: int = 0,
@@ -166,17 +204,26 @@ class SklearnTask(Continuable):
             return self.evaluate_full(config, round=round, observe=observe)
         if not observe:
             return unobserved()
-        from sklearn.model_selection import cross_val_score
+        from sklearn.model_selection import cross_validate
 
         cv = self.splitter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # convergence, clipped batch size: as Bayesmark does
-            scores = cross_val_score(self.estimator(config), self.X, self.y, cv=cv,
-                                     scoring="r2" if self.regression else "accuracy", error_score="raise")
+            out = cross_validate(self.estimator(config), self.X, self.y, cv=cv, return_estimator=True,
+                                 scoring="r2" if self.regression else "accuracy", error_score="raise")
+        scores = out["test_score"]
         score = float(np.mean(scores))
         noise = self.noise_std * self._rng.standard_normal() if self.noise_std > 0 else 0.0
-        return Evaluation(value=score + noise, true_value=score if self.noise_std > 0 else None, cost=1.0,
-                          metrics={"cv_std": float(np.std(scores))})
+        values = {"r2" if self.regression else "accuracy": score + noise, "fit_s": float(np.sum(out["fit_time"]))}
+        size = float(np.mean([model_size(e) for e in out["estimator"]]))
+        if math.isfinite(size):
+            values["size"] = size
+        ev = Evaluation(value=score + noise, true_value=score if self.noise_std > 0 else None, cost=1.0,
+                        metrics={"cv_std": float(np.std(scores))}, values=values)
+        if self.objectives is None:
+            return ev
+        ev = self.objectives.evaluation(ev)  # value = -accuracy (the first objective, minimised)
+        return replace(ev, true_value=None if ev.true_value is None else -ev.true_value)
 
     # -- the fidelity (hpoflow.tasks.sklearn_fidelity) ---------------------------------------------------------------
     def fold_indices(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -216,19 +263,32 @@ class ClassifierTask(SklearnTask):
     """``task=breast_cancer|wine|digits``: paper 004's rf/mlp/gb spaces on one classification dataset."""
 
     def __init__(self, dataset: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
-                 seed: int = 0, fidelity: bool = False, min_resource: int = 0, max_resource: int = 0) -> None:
+                 seed: int = 0, fidelity: bool = False, min_resource: int = 0, max_resource: int = 0,
+                 objectives: str = "accuracy") -> None:
         if model not in ("rf", "mlp", "gb"):
             raise ValueError(f"task.model='{model}' is unknown; allowed: rf, mlp, gb")
         if dataset not in ("breast_cancer", "wine", "digits"):
             raise ValueError(f"task dataset '{dataset}' is unknown; allowed: breast_cancer, wine, digits")
+        if objectives not in CLASSIFIER_OBJECTIVES:
+            raise ValueError(f"task.objectives='{objectives}' is unknown; allowed: {', '.join(CLASSIFIER_OBJECTIVES)}")
+        if objectives != "accuracy" and fidelity:
+            raise ValueError(f"task.objectives={objectives} goes with task.fidelity=false (a fidelity's rounds report "
+                             "accuracy only)")
         super().__init__(dataset, model, folds, noise_std, seed, space="go_ucb", name=dataset, fidelity=fidelity,
                          min_resource=min_resource, max_resource=max_resource)
+        if objectives != "accuracy":
+            second = objectives.split("+")[1]
+            majority = float(np.unique(self.y, return_counts=True)[1].max() / len(self.y))  # a constant predictor
+            n_train = len(self.y) * (folds - 1) // folds
+            bound = REFERENCE_FIT_S if second == "fit_s" else size_bound(model, len(np.unique(self.y)), n_train)
+            self.objectives = Objectives({"accuracy": "max", second: "min"}, {}, (majority, bound))
+            self.direction, self.bound = Direction.MINIMIZE, None  # value = -accuracy (the spec's convention)
 
 
 def make_classifier_task(name: str, model: str = "rf", folds: int = 5, noise_std: float = 0.0,
                          seed: int = 0, fidelity: bool = False, min_resource: int = 0,
-                         max_resource: int = 0) -> ClassifierTask:
-    return ClassifierTask(name, model, folds, noise_std, seed, fidelity, min_resource, max_resource)
+                         max_resource: int = 0, objectives: str = "accuracy") -> ClassifierTask:
+    return ClassifierTask(name, model, folds, noise_std, seed, fidelity, min_resource, max_resource, objectives)
 
 
 def make_sklearn_task(dataset: str = "breast_cancer", model: str = "rf", space: str = "bayesmark", folds: int = 5,

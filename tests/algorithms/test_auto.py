@@ -288,3 +288,26 @@ def test_auto_builds_mf_gp_on_a_multi_fidelity_task_with_a_cost_budget():
     assert isinstance(auto.delegate, MultiFidelity) and auto.run_tags()["auto.choice"] == "mf_gp"
     s = auto.ask()
     assert s.fidelity == 1 and s.config_id == 1
+
+
+def test_rule_several_objectives_go_to_parego_and_one_constrained_objective_to_gp_ei():
+    space = _space(floats=6)
+    mo = decide(space, 50, objectives=True)
+    assert (mo.algo, mo.settings) == ("parego", {}) and "several objectives" in mo.reason
+    assert "probability of feasibility" in decide(space, 50, objectives=True, constraints=True).reason
+    assert decide(space, 50, objectives=True, workers=4).algo == "random"  # parego has no pending rule
+    for rounds in (10, 50, 500):  # the budget branches (cobyqa, turbo) ignore constraints: gp_ei instead
+        constrained = decide(space, rounds, constraints=True)
+        assert constrained.algo == "gp_ei" and "probability of feasibility" in constrained.reason
+
+
+def test_auto_builds_parego_and_constrained_gp_ei_from_the_tasks_spec():
+    from hpoflow.algorithms.gp_bo import GPEI
+    from hpoflow.algorithms.parego import ParEGO
+    from hpoflow.tasks.constrained import make_gramacy
+    from hpoflow.tasks.multi_objective import make_multi_objective
+
+    zdt = make_multi_objective("zdt1", dim=3)
+    assert isinstance(Auto(AutoConfig(), _ctx(zdt, 50)).delegate, ParEGO)
+    gramacy = Auto(AutoConfig(), _ctx(make_gramacy(), 50))
+    assert isinstance(gramacy.delegate, GPEI) and gramacy.delegate.constraints is not None

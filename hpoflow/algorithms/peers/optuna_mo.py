@@ -1,0 +1,101 @@
+"""Optuna's multi-objective samplers through ``Study.ask``/``Study.tell``: NSGA-II and multi-objective TPE.
+
+The study has one direction per objective of the task's spec (``minimize``/``maximize``) and is told the raw
+objective values; the spec's constraints go through Optuna's own mechanism, ``Trial.set_constraint`` (Optuna 5;
+its samplers read them, as they read ``constraints_func``, deprecated since 5.0), feasible where ``c <= 0``:
+``v - b`` for ``v <= b``, ``b - v`` for ``v >= b``. A failed evaluation is a FAIL trial.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from hpoflow.algorithms.base import BuildContext
+from hpoflow.algorithms.peers.base import PeerAlgorithm
+from hpoflow.algorithms.peers.mo_config import OptunaMOTPEConfig, OptunaNSGA2Config
+from hpoflow.algorithms.peers.optuna_samplers import distributions
+from hpoflow.core.objectives import Objectives
+from hpoflow.core.records import Evaluation, Failure, Suggestion
+
+
+def constraint_values(spec: Objectives, values: dict[str, float]) -> dict[str, float]:
+    """Optuna's convention: one number per constraint, feasible when <= 0 (a missing or non-finite value: +inf)."""
+    out = {}
+    for name, (op, bound) in spec.constraints.items():
+        v = values.get(name, math.nan)
+        c = v - bound if op in ("<=", "<") else bound - v
+        out[name] = c if math.isfinite(c) else math.inf
+    return out
+
+
+class OptunaMultiObjective(PeerAlgorithm):
+    """An in-memory Optuna study with the task's directions; ``make_sampler`` picks NSGA-II or TPE."""
+
+    name = "optuna_mo"
+    pending_rule = "optuna_running_trials"
+
+    def __init__(self, config: Any, ctx: BuildContext) -> None:
+        super().__init__(ctx)
+        spec = ctx.task.objectives
+        if spec is None:
+            raise ValueError(f"algo={config.name} needs a task with objectives (task.objectives, objectives=...); task "
+                             f"'{ctx.task.name}' has one value: use algo=optuna_tpe")
+        self.spec = spec
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.distributions = distributions(ctx.task.space)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            sampler = self.make_sampler(config, ctx.seed)
+        directions = [optuna.study.StudyDirection.MINIMIZE if d == "min" else optuna.study.StudyDirection.MAXIMIZE
+                      for d in spec.directions.values()]
+        self.study = optuna.create_study(directions=directions, sampler=sampler)
+        self._trials: dict[int, optuna.Trial] = {}
+
+    def make_sampler(self, config: Any, seed: int) -> optuna.samplers.BaseSampler:
+        raise NotImplementedError
+
+    def ask(self, round: int) -> Suggestion:
+        trial = self.study.ask(self.distributions)
+        s = self.suggestion(trial.params)
+        self._trials[id(s)] = trial
+        return s
+
+    def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
+        trial = self._trials.pop(id(suggestion), None) or self._trials.pop(next(iter(self._trials)))
+        values = None if isinstance(outcome, Failure) else [float(outcome.values.get(n, math.nan))
+                                                             for n in self.spec.names]
+        if values is None or not all(math.isfinite(v) for v in values):
+            self.study.tell(trial, state=TrialState.FAIL)
+            return
+        assert isinstance(outcome, Evaluation)
+        constraints = constraint_values(self.spec, outcome.values)
+        if trial.params != suggestion.config:  # a replayed ask diverged (resume): record the point evaluated
+            self.study.tell(trial, state=TrialState.FAIL)
+            self.study.add_trial(optuna.trial.create_trial(params=suggestion.config, distributions=self.distributions,
+                                                           values=values, constraints=constraints or None))
+            return
+        for name, c in constraints.items():
+            trial.set_constraint(name, c)
+        self.study.tell(trial, values)
+
+
+class OptunaNSGA2(OptunaMultiObjective):
+    """Optuna's NSGAIISampler (``population_size`` per generation; Optuna's default 50)."""
+
+    name = "optuna_nsga2"
+
+    def make_sampler(self, config: OptunaNSGA2Config, seed: int) -> optuna.samplers.BaseSampler:
+        return optuna.samplers.NSGAIISampler(population_size=config.population_size, seed=seed)
+
+
+class OptunaMOTPE(OptunaMultiObjective):
+    """Optuna's TPESampler on several directions (multi-objective TPE, Ozaki et al. 2020)."""
+
+    name = "optuna_motpe"
+
+    def make_sampler(self, config: OptunaMOTPEConfig, seed: int) -> optuna.samplers.BaseSampler:
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=config.n_startup_trials, constant_liar=True)
