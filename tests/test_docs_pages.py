@@ -122,8 +122,11 @@ def _plugin(work: Path, ran: list[str]) -> None:
 
 def _multi_objective(work: Path, ran: list[str]) -> None:
     runs = mlflow_runs(f"sqlite:///{work / 'outputs' / 'mlflow.db'}")
-    assert {r.data.tags["algo"] for r in runs} == {"parego", "random"}
-    assert all("hypervolume" in r.data.metrics for r in runs)
+    assert {r.data.tags["algo"] for r in runs} == {"parego", "random", "gp_ei", "optuna_motpe"}
+    several = [r for r in runs if r.data.tags["task"] != "gramacy"]  # gramacy: one objective with constraints
+    assert {r.data.tags["algo"] for r in several} == {"parego", "random", "optuna_motpe"}
+    assert all("hypervolume" in r.data.metrics for r in several)
+    assert all("best_feasible" in r.data.metrics for r in runs if r.data.tags["algo"] == "gp_ei")
 
 
 CHECKS = {"README.md": _readme, "docs/tutorials/study-and-report.md": _study_and_report,

@@ -22,7 +22,7 @@ def test_every_job_of_mo_small_composes():
         params = {k: str(v).split(",") for k, v in OmegaConf.to_container(cfg.hydra.sweeper.params).items()}
         assert cfg.tracking.experiment == "mo_small" and cfg.budget.rounds == 50
         assert params == {"task": ["zdt1", "zdt2", "dtlz2"], "seed": ["0", "1", "2", "3", "4"],
-                          "algo": ["parego", "random"]}
+                          "algo": ["parego", "random", "optuna_nsga2", "optuna_motpe", "botorch_qnehvi"]}
         for task, algo in itertools.product(params["task"], params["algo"]):
             raw = compose(config_name="config", overrides=["experiment=mo_small", f"task={task}", f"algo={algo}"])
             settings = validate(OmegaConf.to_container(raw, resolve=True))

@@ -12,7 +12,7 @@ class OptunaNSGA2Config:
     """Optuna's NSGAIISampler on the task's objectives (constraints through Trial.set_constraint)."""
 
     name: str = "optuna_nsga2"
-    population_size: int = 50  # Optuna's default; the first generation is random, so keep it below the budget
+    population_size: int = 10  # Optuna's default 50 would make a 50-evaluation run all first (random) generation
 
     def __post_init__(self) -> None:
         if isinstance(self.population_size, bool) or not isinstance(self.population_size, int) or \

@@ -84,7 +84,8 @@ class OptunaMultiObjective(PeerAlgorithm):
 
 
 class OptunaNSGA2(OptunaMultiObjective):
-    """Optuna's NSGAIISampler (``population_size`` per generation; Optuna's default 50)."""
+    """Optuna's NSGAIISampler (``population_size`` per generation: 10 here, Optuna's default 50 is a
+    whole 50-evaluation budget of random first generation)."""
 
     name = "optuna_nsga2"
 
