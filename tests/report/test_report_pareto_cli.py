@@ -19,7 +19,8 @@ from hpoflow.tasks.multi_objective import MAX_HYPERVOLUME
 @pytest.mark.cli
 def test_tiny_mo_small_and_its_report(run_cli, tmp_path):
     uri = f"sqlite:///{tmp_path / 'm.db'}"
-    run_cli("-m", "experiment=mo_small", "budget.rounds=5", "task=zdt1", "seed=0", "algo=parego,random", f"tracking.uri={uri}")
+    run_cli("-m", "experiment=mo_small", "budget.rounds=5", "task=zdt1", "seed=0", "algo=parego,random",
+            f"tracking.uri={uri}")
     proc = run_cli("experiment=mo_small", f"tracking.uri={uri}", f"report.out={tmp_path / 'rep'}",
                    module="hpoflow.report")
     out = tmp_path / "rep"
