@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hpoflow.config.schema import CONF_DIR, register_configs
-from hpoflow.config.settings import validate
+from hpoflow.config.settings import ConfigError, validate
 from tests.conftest import mlflow_runs
 
 register_configs()
@@ -31,9 +31,13 @@ def test_every_job_of_mf_real_composes_with_30_full_evaluations_of_budget():
         assert params == {"+mf_task": list(TASKS), "seed": ["0", "1", "2", "3", "4"], "algo": ALGOS}
         for preset, algo in itertools.product(TASKS, ALGOS):
             raw = compose(config_name="config", overrides=["experiment=mf_real", f"+mf_task={preset}", f"algo={algo}"])
-            settings = validate(OmegaConf.to_container(raw, resolve=True))
             task, model, top, cost = TASKS[preset]
-            assert (settings.task_entry.name, settings.algo_entry.name) == (task, algo)
+            try:
+                settings = validate(OmegaConf.to_container(raw, resolve=True))
+            except ConfigError as exc:  # a peer whose library is not installed here (dehb is in no extra)
+                assert f"algo={algo} needs" in str(exc) and "not installed" in str(exc), exc
+            else:
+                assert (settings.task_entry.name, settings.algo_entry.name) == (task, algo)
             assert raw.task.get("model") == model and raw.task.fidelity is True
             assert raw.task.get("max_resource", raw.task.get("epochs")) == top and raw.budget.cost == cost == 30 * top
 

@@ -40,7 +40,6 @@ def run_job(cfg: DictConfig) -> None:
         sweep_id_from,
     )
     from hpoflow.config.settings import ConfigError, validate
-    from hpoflow.core.heap import freeze_imports
     from hpoflow.core.signals import Interrupted
     from hpoflow.core.signals import install as install_signal_handlers
     from hpoflow.runner.loop import ObjectiveError
@@ -49,7 +48,6 @@ def run_job(cfg: DictConfig) -> None:
     from hpoflow.store.resume import plan_job
     from hpoflow.store.sweep_signals import idle_worker, in_worker, leave_worker
 
-    freeze_imports()  # Hydra's, hpoflow's and (in a study) MLflow's modules: out of the GC's way from now on
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # a traceback per error; ours: one line
@@ -145,9 +143,6 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
     if checkpoint_path is None and run_dir is not None and s.checkpoint_every > 0:
         checkpoint_path = str((Path(run_dir) / FILENAME).resolve())
     run = open_run(s, config_text=config_text, sweep_id=sweep_id, checkpoint_path=checkpoint_path, resume=state)
-    from hpoflow.core.heap import freeze_imports
-
-    freeze_imports()  # the store's modules (a single run imports MLflow here) and the components'
     result = execute(run, s.progress)
     if print_summary:
         from hpoflow.runner.build import algorithm_tags
