@@ -1,21 +1,23 @@
 """Several objectives and constraints, in process (no store): our methods against the peers, the evidence of issue 40.
 
-Table 1: final hypervolume regret after ``--rounds`` evaluations on ZDT1, ZDT2, DTLZ2 (d = 6) and breast_cancer gb
-(accuracy vs model size, 3 folds) of parego (ours), optuna_nsga2 (population 10: Optuna's 50 would make the whole
-budget its random first generation), optuna_motpe, botorch_qnehvi and random search. Objectives are normalised to
-the box [ideal, reference] (ideal: (0, 0) for ZDT/DTLZ2; the best value of each objective any method found, per
-seed, for the classifier); regret = the true front's normalised hypervolume (ZDT/DTLZ2) or that of the best front
-of all methods' points of that seed (classifier) minus the run's. Mean ranks within each (task, seed) block, and
-parego against each method: wins/ties/losses and two-sided Wilcoxon signed-rank p, Holm-corrected.
+Table 1: final hypervolume regret after ``--rounds`` evaluations on ZDT1, ZDT2, DTLZ2 (d = 6), breast_cancer gb
+and wine gb (accuracy vs model size, 3 folds) of parego (ours), optuna_nsga2 (population 10: Optuna's 50 would make
+the whole budget its random first generation), optuna_motpe, botorch_qnehvi and random search. Objectives are
+normalised to the box [ideal, reference] (ideal: (0, 0) for ZDT/DTLZ2; the best value of each objective any method
+found, per seed, for the classifiers); regret = the true front's normalised hypervolume (ZDT/DTLZ2) or that of the
+best front of all methods' points of that seed (classifiers) minus the run's. Mean ranks within each (task, seed)
+block, and parego against each method: wins/ties/losses and two-sided Wilcoxon signed-rank p, Holm-corrected.
 
 Table 2: task=gramacy (constrained, unconstrained optimum infeasible): gp_ei (our constrained GP-EI) and random
 search (its best feasible point), ``--rounds`` evaluations: final best feasible value, feasible in every seed.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 nice python scripts/mo_compare.py run --part mo
     ... run --part constrained ; ... run --part qnehvi --out results/mo_compare_qnehvi.jsonl
+    ... run --part qnehvi --tasks breast_cancer_gb --out results/mo_compare_qnehvi_clf.jsonl
     python scripts/mo_compare.py table
 
-``run`` appends one JSON line per run to ``--out`` (a run already there is skipped); ``table`` reads both files.
+``run`` appends one JSON line per run to ``--out`` (a run already there is skipped); ``table`` reads it and
+``--extra`` (the qNEHVI files).
 """
 from __future__ import annotations
 
@@ -35,16 +37,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np
 
 RESULTS = os.path.join(os.path.dirname(__file__), "..", "results")
-MO_TASKS = ("zdt1", "zdt2", "dtlz2", "breast_cancer_gb")
+MO_TASKS = ("zdt1", "zdt2", "dtlz2", "breast_cancer_gb", "wine_gb")
+CLASSIFIERS = ("breast_cancer_gb", "wine_gb")  # <dataset>_<model>: accuracy vs model size, 3 folds
 MO_METHODS = ("parego", "optuna_nsga2", "optuna_motpe", "botorch_qnehvi", "random")
 SETTINGS: dict[str, dict[str, Any]] = {"optuna_nsga2": {"population_size": 10}}
+QNEHVI_WINE_SEEDS = 1  # botorch_qnehvi on wine_gb: one seed measured (~6 CPU-min a run), the rest not affordable
 
 
 def make_task(name: str, seed: int) -> Any:
-    if name == "breast_cancer_gb":
+    if name in CLASSIFIERS:
         from hpoflow.tasks.sklearn_hpo import ClassifierTask
 
-        return ClassifierTask("breast_cancer", "gb", folds=3, seed=seed, objectives="accuracy+size")
+        dataset, model = name.rsplit("_", 1)
+        return ClassifierTask(dataset, model, folds=3, seed=seed, objectives="accuracy+size")
     if name == "gramacy":
         from hpoflow.tasks.constrained import make_gramacy
 
@@ -229,28 +234,38 @@ def cmd_table(args: argparse.Namespace) -> None:
               "--tasks zdt1,zdt2,dtlz2 --out results/mo_compare_qnehvi.jsonl"]
     lines += ["# Regenerate: OMP_NUM_THREADS=1 nice python scripts/mo_compare.py run --part qnehvi "
               "--tasks breast_cancer_gb --out results/mo_compare_qnehvi_clf.jsonl"]
+    lines += ["# Regenerate: OMP_NUM_THREADS=1 nice python scripts/mo_compare.py run --part mo --tasks wine_gb"]
+    lines += ["# Regenerate: OMP_NUM_THREADS=1 nice python scripts/mo_compare.py run --part qnehvi "
+              f"--tasks wine_gb --seeds {QNEHVI_WINE_SEEDS} --out results/mo_compare_qnehvi_clf.jsonl"]
     lines += ["# Regenerate: python scripts/mo_compare.py table", ""]
     lines.append(f"Final hypervolume regret (normalised to [ideal, reference]; smaller is better), {args.rounds} "
                  f"evaluations, {len(blocks)} (task, seed) blocks where all five methods ran")
+    gaps: dict[tuple[str, str], list[int]] = {}  # (task, the methods that did not run) -> seeds
     for b in sorted(set(reg) - set(blocks)):
-        lines.append(f"Not in this table: {b[0]} seed {b[1]}, where {', '.join(m for m in methods if m not in reg[b])} "
-                     "did not run (stopped: the evidence's CPU budget on the shared machine)")
+        gaps.setdefault((b[0], ", ".join(m for m in methods if m not in reg[b])), []).append(b[1])
+    for (task, missing), seeds in gaps.items():
+        lines.append(f"Not in this table: {task} seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}, "
+                     f"where {missing} did not run (stopped: the evidence's CPU budget on the shared machine)")
     lines += section(reg, methods, blocks)
     four = [m for m in MO_METHODS if m != "botorch_qnehvi"]
     every = sorted(k for k, v in reg.items() if all(m in v for m in four))
     if len(every) > len(blocks):
         lines += ["", f"Without botorch_qnehvi, over every block the other four ran ({len(every)} blocks):"]
         lines += section(reg, four, every)
-    clf = [r for r in rows if r["task"] == "breast_cancer_gb" and (r["task"], r["seed"]) in blocks]
-    if clf:  # the two ends of the classifier's front each method reached
-        lines += ["", "breast_cancer gb, the blocks above: the ends of each method's front, median over seeds "
+    for task in CLASSIFIERS:  # the two ends of the classifier's front each method reached, over all its runs
+        clf = [r for r in rows if r["task"] == task]
+        if not clf:
+            continue
+        lines += ["", f"{task.replace('_gb', ' gb')}: the ends of each method's front, median over the seeds it ran "
                   "(best accuracy; smallest size among points with accuracy >= 0.95)"]
         for m in methods:
             mine = [np.array(r["points"]) for r in clf if r["method"] == m]
+            if not mine:
+                continue
             acc = [float(-P[:, 0].min()) for P in mine]
             small = [float(P[-P[:, 0] >= 0.95, 1].min()) if (-P[:, 0] >= 0.95).any() else math.inf for P in mine]
-            lines.append(f"  {m:16s} best accuracy {np.median(acc):.4f}  smallest model at >= 0.95: "
-                         f"{np.median(small):.0f} leaves")
+            lines.append(f"  {m:16s} {len(mine)} seeds  best accuracy {np.median(acc):.4f}  smallest model at "
+                         f">= 0.95: {np.median(small):.0f} leaves")
     lines += ["", "CPU seconds per run (median over seeds; the shared 2-core machine)"]
     for task in MO_TASKS:
         cpu = {m: [r["cpu_s"] for r in rows if r["task"] == task and r["method"] == m] for m in MO_METHODS}

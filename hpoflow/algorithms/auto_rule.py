@@ -30,12 +30,14 @@ gp_ei, gp_ei with discrete=snap and turbo, 1 = best; W/T/L = wins/ties/losses; t
 
 00. Before all: a task with several objectives (``Task.objectives`` with two or more directions): parego, our
    GP-EI on random Chebyshev scalarisations (with constraints: times the probability of feasibility).
-   scripts/mo_compare.py (results/mo_compare.txt; ZDT1, ZDT2, DTLZ2 at d = 6 and breast_cancer gb accuracy
-   vs size, 5 seeds, 50 evaluations; 19 blocks with all five methods): mean rank of final hypervolume regret
-   parego 1.42, BoTorch qLogNEHVI 2.11, Optuna MOTPE 3.26, NSGA-II 3.84, random 4.37; parego ahead of NSGA-II,
-   MOTPE and random search in 18 of 19 blocks (Holm p <= 4e-5), level with qLogNEHVI (14 wins, 5 losses, p =
-   0.29: ahead on ZDT1/2 in 10 of 10, behind on DTLZ2 in 3 of 5 and the classifier in 2 of 4), which is an
-   optional extra and costs 7x (ZDT/DTLZ2) to 33x (classifier) parego's CPU time. With ``budget.workers > 1``:
+   scripts/mo_compare.py (results/mo_compare.txt; ZDT1, ZDT2, DTLZ2 at d = 6, breast_cancer gb and wine gb
+   accuracy vs size, 5 seeds, 50 evaluations; 21 blocks with all five methods, qLogNEHVI on one wine seed):
+   mean rank of final hypervolume regret parego 1.48, BoTorch qLogNEHVI 2.05, Optuna MOTPE 3.24, NSGA-II 3.95,
+   random 4.29; parego ahead of NSGA-II, MOTPE and random search in 20, 19 and 20 of 21 blocks (Holm p <= 4e-5),
+   level with qLogNEHVI (15 wins, 6 losses, p = 0.39: ahead on ZDT1/2 in 10 of 10, behind on DTLZ2 in 3 of 5,
+   breast_cancer in 2 of 5, wine in 1 of 1), which is an optional extra and costs 7x (ZDT/DTLZ2) to 30x
+   (classifiers) parego's CPU time. Without qLogNEHVI, on all 25 blocks: parego 1.28, MOTPE 2.32 (level on wine:
+   1.80 each, parego ahead in 3 of 5). With ``budget.workers > 1``:
    random search (parego has no pending rule). One objective with constraints (``Task.objectives.constraints``):
    gp_ei, whose acquisition is then log EI + log probability of feasibility (the other picks ignore constraints);
    task=gramacy, 5 seeds, 50 evaluations: best feasible 0.5998 in every seed (f* = 0.59979) against random

@@ -34,17 +34,19 @@ def plot_hv_regret(curves: pd.DataFrame, out: Path, colors: dict[str, str] | Non
     return _finish(fig, "Hypervolume regret over rounds (mean, 95% bands)", out, "hv_regret")
 
 
-def _staircase(ax, pts: np.ndarray, signs: np.ndarray, color, label: str, *, dashed: bool = False) -> None:
+def _staircase(ax, pts: np.ndarray, signs: np.ndarray, color, label: str, *, dashed: bool = False,
+               lw: float = 1.2, alpha: float = 1.0) -> np.ndarray:
     """A front ``pts`` (p, 2, minimisation form) as its points joined by the boundary of the region it dominates,
-    drawn in raw units (``signs``: +1 min, -1 max)."""
+    drawn in raw units (``signs``: +1 min, -1 max). Returns the corners drawn (2p - 1, 2), raw units."""
     if not len(pts):
-        return
+        return np.zeros((0, 2))
     p = pts[np.argsort(pts[:, 0], kind="stable")]
     corners = np.empty((2 * len(p) - 1, 2))
     corners[0::2] = p
     corners[1::2] = np.column_stack([p[1:, 0], p[:-1, 1]])  # along f1 at the last f2, then down to the next point
-    ax.plot(*(corners * signs).T, color=color, lw=1.2, ls="--" if dashed else "-", label=label)
-    ax.plot(*(p * signs).T, "o", color=color, ms=4)
+    ax.plot(*(corners * signs).T, color=color, lw=lw, alpha=alpha, ls="--" if dashed else "-", label=label)
+    ax.plot(*(p * signs).T, "o", color=color, ms=4, alpha=alpha)
+    return corners * signs
 
 
 def plot_pareto(task: str, names: list[str], signs: np.ndarray, fronts: dict[str, np.ndarray],
@@ -59,9 +61,11 @@ def plot_pareto(task: str, names: list[str], signs: np.ndarray, fronts: dict[str
     s = signs[:2]
     for ax, sets, title in ((axes[0], fronts, "final front of the median seed"),
                             (axes[1], surfaces, "50% attainment surface")):
-        if reference is not None and len(reference):
-            r = reference[:, :2] * s
+        if reference is not None and len(reference) and reference_label == "known front":  # a sampled curve
+            r = reference[np.argsort(reference[:, 0], kind="stable"), :2] * s
             ax.plot(r[:, 0], r[:, 1], color="0.45", lw=2.5, alpha=0.6, label=reference_label)
+        elif reference is not None and len(reference):  # found points: the region they dominate, as the methods'
+            _staircase(ax, reference[:, :2], s, "0.45", reference_label, lw=2.5, alpha=0.6)
         for algo in sorted(sets):
             _staircase(ax, sets[algo][:, :2], s, colors[algo], algo, dashed=ax is axes[1])
         ax.set_title(title, fontsize=10)

@@ -35,3 +35,12 @@ def test_regret_against_the_true_front_and_against_the_best_front_of_all_methods
     reg = regrets(rows)[("breast_cancer_gb", 1)]
     # box: ideal (-1, 0), reference (0, 10); parego's point (0, 0.5), random's (0.5, 0); together 0.5 + 0.5 - 0.25
     assert reg["parego"] == pytest.approx(0.75 - 0.5) and reg["random"] == pytest.approx(0.75 - 0.5)
+
+
+def test_the_classifier_rows_are_dataset_and_model_with_accuracy_against_size():
+    from scripts.mo_compare import CLASSIFIERS, MO_TASKS, make_task
+
+    assert set(CLASSIFIERS) <= set(MO_TASKS)
+    task = make_task("wine_gb", 0)
+    assert (task.dataset, task.model) == ("wine", "gb")
+    assert task.objectives.names == ["accuracy", "size"] and task.objectives.signs() == [-1.0, 1.0]
