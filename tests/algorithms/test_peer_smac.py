@@ -81,7 +81,9 @@ def test_same_seed_same_trajectory_and_the_forest_proposes_better_points_than_it
 
 @pytest.mark.integration  # SMAC's own optimiser for 12-20 rounds: make test, not test-fast
 def test_the_gp_facade_finds_the_bowls_minimum():
-    assert min(_values(0, "blackbox", 12)) < 0.05
+    # 16 rounds, not 12: SMAC's GP facade is not bit-reproducible across BLAS thread counts and runs (seed 0 after
+    # 12 rounds: 0.056, 0.033 or 0.005; CI failed once at 0.055); after 16 rounds every seed 0-2 was below 1e-4
+    assert min(_values(0, "blackbox", 16)) < 0.05
 
 
 def test_unknown_facade_is_a_config_error_naming_the_allowed():
