@@ -220,21 +220,7 @@ def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = N
     ov = st.overall(final)
     sec.blocks += [Table(overall_table(ov)), Text(CAPTION, "caption")]
     sec.printed += ["## Several objectives: final hypervolume regret", _md(overall_table(ov)), ""]
-    try:
-        cd = st.critical_difference(final)
-    except st.ReportError as exc:
-        sec.warnings.append(f"Warning: no rank test on hypervolume regret: {exc}")
-    else:
-        order = list(cd.mean_ranks.sort_values(kind="stable").index)
-        pairs = cd.pvalues.loc[order, order].map(lambda p: f"{p:.3g}")
-        for a in order:
-            pairs.loc[a, a] = "—"
-        pairs.insert(0, f"{cd.method} p", order)
-        omnibus = "Friedman" if len(order) >= 3 else "paired Wilcoxon"  # statistics.critical_difference's test
-        text = (f"Pairwise {cd.method} p-values of final HV regret over {cd.n_blocks} (task, seed) blocks; {omnibus} "
-                f"p = {cd.friedman_p:.3g}.")
-        sec.blocks += [Text(text), Table(pairs)]
-        sec.printed += [text, _md(pairs), ""]
+    _rank_tests(final, sec)
     eaf, figures = _fronts_and_attainment(fronts, final, last_fronts, out, colors, sec)
     vb = st.versus_best(final)
     table = final_table(vb, eaf)
@@ -252,6 +238,25 @@ def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = N
         columns={"mean": "hv_regret_mean", "ci_low": "hv_regret_ci_low", "ci_high": "hv_regret_ci_high"}).to_csv(
         sec.csv, index=False)
     return sec
+
+
+def _rank_tests(final: pd.DataFrame, sec: ParetoSection) -> None:
+    """The pairwise p-values of final HV regret over (task, seed) blocks, added to ``sec`` (a warning if none)."""
+    try:
+        cd = st.critical_difference(final)
+    except st.ReportError as exc:
+        sec.warnings.append(f"Warning: no rank test on hypervolume regret: {exc}")
+        return
+    order = list(cd.mean_ranks.sort_values(kind="stable").index)
+    pairs = cd.pvalues.loc[order, order].map(lambda p: f"{p:.3g}")
+    for a in order:
+        pairs.loc[a, a] = "—"
+    pairs.insert(0, f"{cd.method} p", order)
+    omnibus = "Friedman" if len(order) >= 3 else "paired Wilcoxon"  # statistics.critical_difference's test
+    text = (f"Pairwise {cd.method} p-values of final HV regret over {cd.n_blocks} (task, seed) blocks; {omnibus} "
+            f"p = {cd.friedman_p:.3g}.")
+    sec.blocks += [Text(text), Table(pairs)]
+    sec.printed += [text, _md(pairs), ""]
 
 
 def _fronts_and_attainment(fronts: dict[str, TaskFront], final: pd.DataFrame, last: dict[str, np.ndarray],
