@@ -73,8 +73,24 @@ def parse_sets(items: list[str]) -> dict[str, dict[str, object]]:
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 
 
+def replay_task(name: str, overrides: dict[str, object] | None = None):
+    """``lc_<benchmark>``: the recorded curves replayed (``task=lc_replay``), e.g. ``lc_digits_mlp`` with
+    ``--set lc_digits_mlp:max_fidelity=27`` for the curves cut at 27 epochs."""
+    from hpoflow.tasks.replay import ReplayTask
+
+    return lambda seed=0: ReplayTask(name.removeprefix("lc_"), seed, **(overrides or {}))
+
+
+def variant(method: str) -> tuple[str, dict[str, object]]:
+    """``mf_gp+model=joint+min_points=4`` -> ``("mf_gp", {"model": "joint", "min_points": 4})``: a method with
+    config overrides (for ablations; the saved runs keep the whole name)."""
+    base, *pairs = method.split("+")
+    return base, parse_sets([f"x:{','.join(pairs)}"]).get("x", {}) if pairs else {}
+
+
 def build(method: str, task, seed: int, cost: float | None = None):
     ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d), cost=cost)
+    method, overrides = variant(method)
     if method == "random":
         return RandomSearch(RandomConfig(), ctx)
     if method not in ("sha", "hyperband", "asha", "mf_gp", "asha_gp"):  # a peer: its registry entry
@@ -82,11 +98,12 @@ def build(method: str, task, seed: int, cost: float | None = None):
         from mf_replay_bench import entry
 
         e = entry(method)
-        return e.load()(e.make_config(), ctx)
+        return e.load()(e.make_config(**overrides), ctx)
     scheduler, searcher = {"sha": ("sha", "random"), "hyperband": ("hyperband", "random"),
                            "asha": ("asha", "random"), "mf_gp": ("hyperband", "gp"),
                            "asha_gp": ("asha", "gp")}[method]
-    return MultiFidelity(MultiFidelityConfig(name=method, scheduler=scheduler, searcher=searcher), ctx)
+    settings = {"name": method, "scheduler": scheduler, "searcher": searcher, **overrides}
+    return MultiFidelity(MultiFidelityConfig(**settings), ctx)
 
 
 def trajectory(method: str, task_name: str, seed: int, budget: float) -> tuple[np.ndarray, np.ndarray, float]:
@@ -118,7 +135,10 @@ def run_saved(job: tuple[str, str, int, int, dict[str, dict[str, object]], str])
     path = os.path.join(out, f"{task_name}__{method}__{seed}.json")
     if os.path.exists(path):
         return path
-    make = real_task(task_name, sets.get(task_name)) if task_name not in TASKS else TASKS[task_name]
+    if task_name.startswith("lc_"):
+        make = replay_task(task_name, sets.get(task_name))
+    else:
+        make = real_task(task_name, sets.get(task_name)) if task_name not in TASKS else TASKS[task_name]
     task = make(seed=seed)
     budget = float(full * task.fidelity.max)
     start, wall = time.process_time(), time.perf_counter()

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.multi_fidelity_config import MultiFidelityConfig
-from hpoflow.algorithms.schedulers import ASHA, Job, Scheduler, SyncHyperband
+from hpoflow.algorithms.schedulers import ASHA, Job, Scheduler, StoppingASHA, SyncHyperband
 from hpoflow.algorithms.searchers import GPSearcher, RandomSearcher, Searcher
 from hpoflow.core.fidelity import rung_levels
 from hpoflow.core.records import Evaluation, Failure, PlainSuggestion, Suggestion
@@ -24,6 +24,8 @@ def make_scheduler(config: MultiFidelityConfig, levels: list[float]) -> Schedule
     """The scheduler ``config.scheduler`` names over rung ``levels``."""
     if config.scheduler == "asha":
         return ASHA(levels, config.eta)
+    if config.scheduler == "asha_stopping":
+        return StoppingASHA(levels, config.eta)
     s_max = len(levels) - 1
     brackets = [s_max] if config.scheduler == "sha" else list(range(s_max, -1, -1))
     return SyncHyperband(levels, config.eta, brackets)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from hpoflow.acquisition.config import OptimizerConfig
 from hpoflow.core.component import algorithm
 
-SCHEDULERS = ("sha", "hyperband", "asha")
+SCHEDULERS = ("sha", "hyperband", "asha", "asha_stopping")
 SEARCHERS = ("random", "gp")
 MF_TASKS = ("branin_mf", "hartmann6_mf")  # --help and the registry-wide test run them on these
 
@@ -17,10 +17,11 @@ class MultiFidelityConfig:
 
     name: str = "hyperband"
     scheduler: str = "hyperband"     # sha (one bracket from the lowest level) | hyperband (all brackets) | asha
+    # (promotion type) | asha_stopping (Ray Tune's: each configuration goes on while in its rung's top 1/eta)
     searcher: str = "random"         # random | gp (BOHB's rule with our GP: the highest rung with enough data)
     eta: float = 3.0                 # the factor between rung levels; the top 1/eta of a rung is promoted
     min_fidelity: float | None = None  # null: the task's fidelity minimum (the lowest rung)
-    min_points: int | None = None    # searcher=gp: results a rung needs before the GP proposes (null: d + 2)
+    min_points: int | None = None    # searcher=gp: results a rung needs before the GP fits it (null: min(d + 2, 5))
     random_fraction: float = 0.3333333333333333  # searcher=gp: share of uniform proposals (BOHB's 1/3)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)  # searcher=gp's acquisition search
 
@@ -37,7 +38,7 @@ class MultiFidelityConfig:
             raise ValueError(f"algo.min_fidelity={self.min_fidelity!r} must be > 0 or null (the task's minimum)")
         if self.min_points is not None and (isinstance(self.min_points, bool) or not isinstance(self.min_points, int)
                                             or self.min_points < 2):
-            raise ValueError(f"algo.min_points={self.min_points!r} must be an integer >= 2 or null (d + 2)")
+            raise ValueError(f"algo.min_points={self.min_points!r} must be an integer >= 2 or null (min(d + 2, 5))")
         if not 0 <= self.random_fraction <= 1:
             raise ValueError(f"algo.random_fraction={self.random_fraction!r} must be in [0, 1]")
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["ASHA", "Job", "RungStopper", "Scheduler", "SyncHyperband", "bracket_sizes"]
+__all__ = ["ASHA", "Job", "RungStopper", "Scheduler", "StoppingASHA", "SyncHyperband", "bracket_sizes"]
 
 
 @dataclass
@@ -201,3 +201,51 @@ class RungStopper:
                 keep = max(1, math.floor(len(ranked) / self.eta + 1e-9))
                 stop = stop or reward < ranked[keep - 1]
         return stop
+
+
+class StoppingASHA:
+    """Stopping-type ASHA (Ray Tune's ``ASHAScheduler``, Syne Tune's ``type="stopping"``): every configuration is
+    trained rung by rung and goes on while it is among the best ``max(1, n // eta)`` of the ``n`` results recorded
+    at its rung so far (:class:`RungStopper`'s rule); continuations are served before new configurations.
+
+    Against promotion-type :class:`ASHA` it reaches the full fidelity early (the first configuration has no rival
+    and runs to the end, as Ray Tune's and Optuna's pruners do), so a full-fidelity incumbent exists after one full
+    training instead of after a whole rung ladder; later configurations are stopped at the first rung they lose.
+    """
+
+    def __init__(self, levels: list[float], eta: float) -> None:
+        self.levels, self.eta = list(levels), float(eta)
+        self.rungs: list[dict[int, float]] = [{} for _ in levels]  # rung -> {config id: reward}
+        self.queue: list[tuple[int, int]] = []  # (config id, rung) continuations not yet handed out
+        self.running: list[tuple[int, int]] = []  # continuations handed out, not reported yet
+
+    def next_job(self, new_id: Callable[[], int]) -> Job:
+        if self.queue:
+            i, k = self.queue.pop(0)
+            self.running.append((i, k))
+            return Job(i, k, self.levels[k])
+        return Job(new_id(), 0, self.levels[0], new=True)
+
+    def report(self, job: Job, reward: float | None) -> None:
+        if (job.config_id, job.rung) in self.running:
+            self.running.remove((job.config_id, job.rung))
+        if reward is None or not math.isfinite(reward):
+            return
+        rung = self.rungs[job.rung]
+        rung[job.config_id] = reward
+        if job.rung + 1 >= len(self.levels):
+            return
+        ranked = sorted(rung.values(), reverse=True)
+        keep = max(1, math.floor(len(ranked) / self.eta + 1e-9))
+        if reward >= ranked[keep - 1]:
+            self.queue.append((job.config_id, job.rung + 1))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Recorded rewards and continuations to run, those running at the checkpoint first (a resume asks for them
+        again, like every scheduler's running jobs); new configurations running then are forgotten."""
+        return {"rungs": [[[i, r] for i, r in rung.items()] for rung in self.rungs],
+                "queue": [[i, k] for i, k in self.running + self.queue]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rungs = [{int(i): float(r) for i, r in rung} for rung in state["rungs"]]
+        self.queue = [(int(i), int(k)) for i, k in state["queue"]]

@@ -160,6 +160,7 @@ class ReplayConfig:
     name: str = "lc_replay"
     benchmark: str = "digits_mlp"  # digits_mlp | breast_cancer_mlp | digits_gb | breast_cancer_gb | digits_cnn, or a
     # .json.gz file that scripts/record_curves.py wrote
+    max_fidelity: int | None = None  # null: the recorded maximum; smaller: the curves cut there (a shorter training)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def load_benchmark(name: str) -> dict[str, Any]:
 class ReplayTask(Task):
     """A recorded benchmark replayed (module doc). ``optimum``: the best full-fidelity value of the set."""
 
-    def __init__(self, benchmark: str, seed: int = 0) -> None:
+    def __init__(self, benchmark: str, seed: int = 0, max_fidelity: int | None = None) -> None:
         import torch
 
         data = load_benchmark(benchmark)
@@ -58,10 +58,14 @@ class ReplayTask(Task):
         self.space = parse_space(data["space"])
         self.direction = Direction(data["direction"])
         f = data["fidelity"]
-        self.fidelity = Fidelity(f["name"], f["min"], f["max"], f["integer"])
+        top = f["max"] if max_fidelity is None else max_fidelity
+        if isinstance(top, bool) or not isinstance(top, int) or not f["min"] <= top <= f["max"]:
+            raise ValueError(f"task.max_fidelity={max_fidelity!r} must be an integer in [{f['min']}, {f['max']}] "
+                             f"(benchmark {benchmark} records {f['name']} {f['min']}..{f['max']}) or null")
+        self.fidelity = Fidelity(f["name"], f["min"], top, f["integer"])
         self.configs: list[dict[str, Any]] = data["configs"]
-        self.curves: list[list[float]] = data["curves"]  # n x max: the value after each unit
-        self.seconds: list[float] = data["seconds"]      # n: training seconds to the full level
+        self.curves: list[list[float]] = [c[:top] for c in data["curves"]]  # n x max: the value after each unit
+        self.seconds: list[float] = [s * top / f["max"] for s in data["seconds"]]  # n: seconds to the full level
         self.points = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])  # n x d
         self.candidates = self.points
         self._index = {_key(u.tolist()): i for i, u in enumerate(self.points)}
@@ -104,5 +108,6 @@ def _key(u: list[float]) -> tuple[float, ...]:
     return tuple(round(v, 9) for v in u)
 
 
-def make_lc_replay(benchmark: str = "digits_mlp", seed: int = 0, **_: object) -> Task:
-    return ReplayTask(benchmark, seed)
+def make_lc_replay(benchmark: str = "digits_mlp", seed: int = 0, max_fidelity: int | None = None,
+                   **_: object) -> Task:
+    return ReplayTask(benchmark, seed, max_fidelity)

@@ -23,7 +23,7 @@ def build(scheduler="hyperband", searcher="random", task=None, seed=0, **kw):
     return task, MultiFidelity(MultiFidelityConfig(name=scheduler, scheduler=scheduler, searcher=searcher, **kw), ctx)
 
 
-@pytest.mark.parametrize("scheduler", ["sha", "hyperband", "asha"])
+@pytest.mark.parametrize("scheduler", ["sha", "hyperband", "asha", "asha_stopping"])
 def test_a_promotion_continues_and_pays_only_the_new_levels(scheduler):
     task, algo = build(scheduler)
     result = run(task, algo, budget=Budget(rounds=60))
@@ -101,6 +101,19 @@ def test_the_gp_searcher_proposes_from_the_highest_rung_with_enough_data():
     assert rungs[0] == -1  # no rung has enough results yet: random
     assert max(rungs) >= 1  # later the GP fits a higher rung's results
     assert all(math.isfinite(r.value) for r in result.records)
+
+
+def test_the_gp_searcher_fits_a_rung_once_it_holds_min_d_plus_2_and_5_results():
+    from hpoflow.algorithms.searchers import default_min_points
+
+    assert [default_min_points(d) for d in (1, 2, 3, 6, 20)] == [3, 4, 5, 5, 5]
+    _, algo = build("hyperband", searcher="gp", task=make_hartmann6_mf(max_resource=9))
+    assert algo.searcher.min_points == 5
+    _, algo = build("hyperband", searcher="gp", task=make_hartmann6_mf(max_resource=9), min_points=8)
+    assert algo.searcher.min_points == 8
+    with pytest.raises(ValueError, match=r"algo.scheduler='nope' is unknown; allowed: sha, hyperband, asha, "
+                                         r"asha_stopping"):
+        MultiFidelityConfig(scheduler="nope")
 
 
 def test_drive_with_one_worker_equals_the_sequential_order():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 
-from hpoflow.algorithms.schedulers import ASHA, RungStopper, SyncHyperband, bracket_sizes
+from hpoflow.algorithms.schedulers import ASHA, RungStopper, StoppingASHA, SyncHyperband, bracket_sizes
 
 
 def ids():
@@ -115,3 +115,40 @@ def test_rung_stopper_keeps_the_top_third_of_each_rung():
     assert stop.report(4, 1, 0.6) is True
     assert stop.report(3, 2, 0.95) is False  # between rungs: nothing new to compare
     assert stop.report(3, 9, 0.0) is False   # the top rung never stops
+
+
+def test_stopping_asha_runs_the_first_configuration_to_the_top_and_stops_a_loser_at_its_rung():
+    sched, new_id = StoppingASHA([1, 3, 9], 3), ids()
+    a = sched.next_job(new_id)
+    assert a.new and a.rung == 0
+    sched.report(a, 0.5)  # alone at rung 0: goes on
+    a1 = sched.next_job(new_id)
+    assert (a1.config_id, a1.rung, a1.level, a1.new) == (a.config_id, 1, 3, False)
+    sched.report(a1, 0.6)
+    a2 = sched.next_job(new_id)
+    assert (a2.config_id, a2.rung) == (a.config_id, 2)  # the first full-fidelity result after one ladder
+    sched.report(a2, 0.7)
+    b = sched.next_job(new_id)
+    assert b.new
+    sched.report(b, 0.1)  # 2 at rung 0, keep max(1, 0) = 1: 0.1 < 0.5 stops
+    c = sched.next_job(new_id)
+    assert c.new
+    sched.report(c, 0.9)  # the best of 3: goes on, served before any new configuration
+    assert (sched.next_job(new_id).config_id, c.rung) == (c.config_id, 0)
+
+
+def test_stopping_asha_never_continues_a_failure_and_resumes_a_running_continuation():
+    sched, new_id = StoppingASHA([1, 3], 3), ids()
+    bad = sched.next_job(new_id)
+    sched.report(bad, None)
+    good = sched.next_job(new_id)
+    assert good.new
+    sched.report(good, 1.0)
+    running = sched.next_job(new_id)
+    assert (running.config_id, running.rung) == (good.config_id, 1)
+    again = StoppingASHA([1, 3], 3)
+    again.load_state_dict(sched.state_dict())  # taken while the continuation runs: asked again
+    job = again.next_job(ids())
+    assert (job.config_id, job.rung, job.new) == (good.config_id, 1, False)
+    sched.report(running, 2.0)  # the top rung: nothing to continue
+    assert sched.next_job(new_id).new

@@ -27,6 +27,16 @@ def test_asha_run_logs_learning_curves_and_stops_at_the_cost_budget(run_cli, sto
         assert len(steps) == len(set(steps))
 
 
+def test_stopping_asha_on_cut_replayed_curves(run_cli, store):
+    run_cli("algo=asha", "algo.scheduler=asha_stopping", "task=lc_replay", "task.benchmark=digits_cnn",
+            "task.max_fidelity=9", "budget.rounds=1000", "budget.cost=30", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "lc_replay")
+    assert run.info.status == "FINISHED"
+    fidelity = MlflowClient(tracking_uri=store).get_metric_history(run.info.run_id, "fidelity")
+    assert fidelity[0].value == 1 and fidelity[2].value == 9  # the first configuration runs to the cut maximum
+    assert {m.value for m in fidelity} <= {1, 3, 9}
+
+
 def test_a_multi_fidelity_algorithm_on_a_task_without_fidelity_is_one_line(run_cli):
     proc = run_cli("algo=hyperband", "task=branin", "budget.rounds=5", "tracking=off", check=False)
     assert proc.returncode == 2

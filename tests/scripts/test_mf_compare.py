@@ -8,13 +8,19 @@ import sys
 
 import pytest
 
-from scripts.mf_compare import parse_sets
+from scripts.mf_compare import parse_sets, variant
 from tests.conftest import REPO, cli_env
 
 
 def test_set_parses_typed_overrides_per_benchmark():
     assert parse_sets(["digits_gb:max_resource=27,folds=2", "digits_cnn:epochs=9", "x:lr=0.5,name=a"]) == {
         "digits_gb": {"max_resource": 27, "folds": 2}, "digits_cnn": {"epochs": 9}, "x": {"lr": 0.5, "name": "a"}}
+
+
+def test_a_method_variant_carries_typed_config_overrides():
+    assert variant("mf_gp") == ("mf_gp", {})
+    assert variant("mf_gp+min_points=5+scheduler=asha_stopping") == (
+        "mf_gp", {"min_points": 5, "scheduler": "asha_stopping"})
 
 
 @pytest.mark.cli

@@ -41,6 +41,16 @@ def test_values_costs_curves_and_seconds_are_the_recorded_ones(bench):
     assert task.row({"lr": 0.26}) == 2  # not a recorded configuration: the nearest one
 
 
+def test_max_fidelity_cuts_the_curves_and_their_seconds(bench):
+    task = ReplayTask(bench, max_fidelity=3)
+    assert task.fidelity.max == 3 and task.optimum == pytest.approx(1 / 3)  # the best value after 3 epochs
+    ev = task.evaluate({"lr": 0.2}, round=1)
+    assert ev.fidelity == 3 and ev.value == pytest.approx(1 + 1 / 3) and ev.metrics["elapsed"] == pytest.approx(6.0)
+    for bad in (10, 0, 2.5, True):
+        with pytest.raises(ValueError, match=rf"task.max_fidelity={bad!r} must be an integer in \[1, 9\]"):
+            ReplayTask(bench, max_fidelity=bad)
+
+
 def test_a_multi_fidelity_method_runs_on_it_in_simulated_time(bench):
     task = ReplayTask(bench)
     algo = MultiFidelity(MultiFidelityConfig(scheduler="asha"), BuildContext(task, 1000, seed=0))
