@@ -54,7 +54,8 @@ def main() -> None:
     a, b = load(args.first, methods), load(args.second, methods)
     missing = [m for m in methods if not any(r["method"] == m for r in a) or not any(r["method"] == m for r in b)]
     if missing:
-        raise SystemExit(f"Error: no runs of {', '.join(missing)} in one of the folders; use methods both ran")
+        print(f"Error: no runs of {', '.join(missing)} in one of the folders; use methods both ran", file=sys.stderr)
+        raise SystemExit(2)
     ra, rb = mean_ranks(a, methods), mean_ranks(b, methods)
     print(f"{len(a)} runs in {args.first}, {len(b)} runs in {args.second}; mean rank of normalised regret "
           "(incumbent: best full-fidelity value), 1 = best")
