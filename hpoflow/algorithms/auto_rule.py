@@ -45,7 +45,7 @@ gp_ei, gp_ei with discrete=snap and turbo, 1 = best; W/T/L = wins/ties/losses; t
 0. Before all of them: a task that declares a fidelity, with a cost budget (``budget.cost``, in fidelity units):
    mf_gp (Hyperband's brackets, GP proposals on the highest rung with enough results). scripts/mf_compare.py
    (results/mf_compare_synthetic.txt: branin_mf and hartmann6_mf, 5 seeds, 30 full evaluations of budget): mean
-   rank of simple regret 1.10 / 1.70 / 1.60 / 1.30 at 1/8, 1/4, 1/2 and all of the budget among random, sha,
+   rank of simple regret 1.00 / 1.60 / 1.60 / 1.30 at 1/8, 1/4, 1/2 and all of the budget among random, sha,
    hyperband, asha and mf_gp; final regret better than each of them in 8-10 of 10 runs (p <= 0.014). Measured on
    the synthetic tasks only and with one worker; with a fidelity but no cost budget the rule below applies.
 
