@@ -3,8 +3,6 @@ is per selection and a replaced report is announced; a report over a study plus 
 the study's parent run (a new summary run each time); one colour per algorithm in every figure."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -33,35 +31,14 @@ def _study(uri: str, seeds: int = 6, single: bool = True) -> str:
 
 
 @pytest.fixture
-def study_uri(tmp_path, monkeypatch, empty_store_file):
-    """A fresh store (a copy of the session's migrated empty one) in the test's working folder."""
+def study_uri(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    shutil.copyfile(empty_store_file, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
-@pytest.fixture(scope="module")
-def study_file(tmp_path_factory, empty_store_file):
-    """The study without the single run, built once (~10 s of MLflow calls) for the tests that only read it."""
-    folder = tmp_path_factory.mktemp("cuts41_study")
-    shutil.copyfile(empty_store_file, folder / "mlflow.db")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(folder)  # the experiment's artifact location: this folder's mlruns/
-        _study(f"sqlite:///{folder / 'mlflow.db'}", single=False)
-    return folder / "mlflow.db"
-
-
-@pytest.fixture
-def read_only_study_uri(study_uri, study_file, tmp_path):
-    """``_study(study_uri, single=False)`` as a copy of :func:`study_file`: for tests that write nothing into it."""
-    shutil.copyfile(study_file, tmp_path / "mlflow.db")
-    return study_uri
-
-
-def test_the_default_folder_is_per_selection_and_a_replaced_report_is_announced(read_only_study_uri, tmp_path,
-                                                                                capsys):
+def test_the_default_folder_is_per_selection_and_a_replaced_report_is_announced(study_uri, tmp_path, capsys):
     """Before: every report went to report/, and the second silently replaced the first."""
-    study_uri = read_only_study_uri
+    _study(study_uri, single=False)
     assert main([f"tracking.uri={study_uri}", "tracking.experiment=branin", "report.log_to_mlflow=false",
                  "report.best_config=false"]) == 0
     assert main([f"tracking.uri={study_uri}", "tracking.experiment=branin", "report.tags.algo=gp_ei",
@@ -94,7 +71,7 @@ def test_a_report_over_a_study_and_single_runs_goes_to_a_new_summary_run_each_ti
     assert {a.path for a in client.list_artifacts(parent, REPORT_ARTIFACT_DIR)} >= {"report/report.html"}
 
 
-def test_every_figure_of_a_report_gives_an_algorithm_one_colour(read_only_study_uri, monkeypatch):
+def test_every_figure_of_a_report_gives_an_algorithm_one_colour(study_uri, monkeypatch):
     """Before: the CD diagram (scikit-posthocs' own colour cycle, in rank order) and the line plots (matplotlib's,
     in name order) gave one algorithm two colours."""
     seen: dict[str, dict[str, set[str]]] = {}
@@ -117,7 +94,8 @@ def test_every_figure_of_a_report_gives_an_algorithm_one_colour(read_only_study_
         return save(fig, out, stem)
 
     monkeypatch.setattr(figures, "_save", record)
-    assert main([f"tracking.uri={read_only_study_uri}", "report.log_to_mlflow=false", "report.best_config=false"]) == 0
+    _study(study_uri, single=False)
+    assert main([f"tracking.uri={study_uri}", "report.log_to_mlflow=false", "report.best_config=false"]) == 0
     assert {"cd_diagram", "normalised_regret", "average_rank", "regret_vs_round_branin", "data_profile"} <= set(seen)
     first = {algo: seen["normalised_regret"][algo] for algo in ALGOS}
     for stem, colours in seen.items():
