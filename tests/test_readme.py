@@ -114,7 +114,7 @@ def test_readme_mlflow_ui_command_serves_the_store(tmp_path):
                     assert r.status == 200
                     return
             except OSError:
-                time.sleep(2)
+                time.sleep(0.5)
         pytest.fail("mlflow ui did not answer /health")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -42,8 +42,24 @@ def _colors(colors: dict[str, str] | None, algos) -> dict[str, str]:
     return colors if colors is not None and set(map(str, algos)) <= set(colors) else palette(algos)
 
 
+def _thin(x, *ys) -> tuple[np.ndarray, ...]:
+    """``x`` and ``ys`` without the inner points of runs where every ``y`` stays the same: the same lines, drawn
+    from fewer vertices. A run stopped by its cost budget has ``budget.rounds`` = 1,000,000 and its curves are
+    held flat up to there; drawn point by point, a 6-run report took 112 s (legend placement, 300 MB SVGs)."""
+    x = np.asarray(x)
+    cols = [np.asarray(y, dtype=float) for y in ys]
+    if x.size < 3:
+        return (x, *cols)
+    same = np.ones(x.size - 1, dtype=bool)
+    for y in cols:
+        same &= (y[1:] == y[:-1]) | (np.isnan(y[1:]) & np.isnan(y[:-1]))
+    keep = np.ones(x.size, dtype=bool)
+    keep[1:-1] = ~(same[:-1] & same[1:])  # an inner point equal to both neighbours adds nothing to the line
+    return (x[keep], *(y[keep] for y in cols))
+
+
 def _draw(ax, x: np.ndarray, curves: np.ndarray, label: str, color: str | None = None) -> None:
-    mean, half = band(curves)
+    x, mean, half = _thin(x, *band(curves))
     ax.plot(x, mean, label=label, color=color)
     ax.fill_between(x, mean - half, mean + half, alpha=0.2, color=color)
 
@@ -125,8 +141,9 @@ def plot_anytime(by_round, by_cost, ylabel: str, title: str, out: Path, stem: st
     for ax, table, x, xlabel in ((axes[0], by_round, "step", "round"),
                                  (axes[1], by_cost, "cost_fraction", "fraction of the budget's query cost")):
         for algo, g in table.groupby("algo", sort=True):
-            ax.plot(g[x], g["mean"], label=algo, color=colors[str(algo)])
-            ax.fill_between(g[x], g["mean"] - g["half"], g["mean"] + g["half"], alpha=0.2, color=colors[str(algo)])
+            xs, mean, half = _thin(g[x].to_numpy(), g["mean"].to_numpy(), g["half"].to_numpy())
+            ax.plot(xs, mean, label=algo, color=colors[str(algo)])
+            ax.fill_between(xs, mean - half, mean + half, alpha=0.2, color=colors[str(algo)])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)

@@ -11,14 +11,17 @@ import subprocess
 import pytest
 
 from tests.cluster.servers import HAVE_PG, free_port, server_folder
+from tests.docs_pages import ROUNDS, shrink
 from tests.test_readme import section_commands, shell_env
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 HAVE_SUBMITIT = importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
 
 
-def _script(title: str, replace: dict[str, str]) -> str:
-    lines = section_commands(title)
+def _script(title: str, replace: dict[str, str], shrunk: bool = False) -> str:
+    """The section's commands as one bash script; ``shrunk``: hpoflow jobs at ``ROUNDS`` rounds, as the docs' page
+    tests run them (tests/docs_pages.py), where the checks do not need long jobs."""
+    lines = [shrink(line) if shrunk else line for line in section_commands(title)]
     cleanup = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"  # a failed step must not leave the Ray head running
     text = "\n".join(["set -euo pipefail", cleanup, *lines])
     for old, new in replace.items():
@@ -102,7 +105,7 @@ def test_the_straight_into_the_database_section_runs(tmp_path):
     server_dir = server_folder("hpoflow-readme-db-")
     script = _script("### A large study straight into the database", {
         "PORT=5000": f"PORT={port}", "PG_PORT=5433": f"PG_PORT={pg_port}", "127.0.0.1:5433": f"127.0.0.1:{pg_port}",
-        "outputs/tracking_server/pg_password": f"{server_dir}/pg_password"})
+        "outputs/tracking_server/pg_password": f"{server_dir}/pg_password"}, shrunk=True)
     env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir}
     work = scratch(tmp_path)
     try:
@@ -116,7 +119,8 @@ def test_the_straight_into_the_database_section_runs(tmp_path):
         runs = mlflow_runs(uri, "direct")
         client = MlflowClient(tracking_uri=uri)
         assert len(runs) == 8 and {r.info.status for r in runs} == {"FINISHED"}
-        assert all(sorted(m.step for m in client.get_metric_history(r.info.run_id, "query_cost")) == list(range(1, 21))
+        steps = list(range(1, ROUNDS + 1))  # every round's value logged once
+        assert all(sorted(m.step for m in client.get_metric_history(r.info.run_id, "query_cost")) == steps
                    for r in runs)
         assert password not in out
     finally:
@@ -135,7 +139,7 @@ def test_the_shared_tracking_server_section_runs(tmp_path):
 
     port, pg_port = free_port(), free_port()
     server_dir = server_folder("hpoflow-readme-server-")
-    lines = [line for line in section_commands("### A shared tracking server (PostgreSQL)")
+    lines = [shrink(line) for line in section_commands("### A shared tracking server (PostgreSQL)")
              if not line.startswith("apt-get install")]  # what the README installs, this machine has (HAVE_PG)
     script = "\n".join(["set -euo pipefail", *lines]).replace("127.0.0.1:5000", f"127.0.0.1:{port}")
     env = shell_env() | {"HPOFLOW_SERVER_DIR": server_dir, "PORT": str(port), "PG_PORT": str(pg_port)}

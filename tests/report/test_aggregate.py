@@ -87,3 +87,24 @@ def test_the_versus_best_caption_states_the_p_floor_for_any_number_of_seeds():
     assert "the smallest attainable p is 5.83e-303." in versus_best_caption(1005)
     assert "the smallest attainable p is below 1e-300." in versus_best_caption(10_000)
     assert "the smallest attainable p is nan." in versus_best_caption(0)
+
+
+def test_thinned_lines_are_the_same_lines_from_fewer_points():
+    """figures._thin drops only inner points of flat runs: the polyline through what is left passes through
+    every original point (NaN gaps kept), and a curve held flat to budget.rounds = 1,000,000 keeps a few points."""
+    from hpoflow.report.figures import _thin
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        x = np.cumsum(rng.uniform(0.1, 1.0, n))
+        mean = np.repeat(rng.normal(size=n), rng.integers(1, 4, n))[:n]  # runs of equal values
+        half = np.where(rng.random(n) < 0.1, np.nan, np.abs(mean) / 3)
+        tx, tm, th = _thin(x, mean, half)
+        assert tx[0] == x[0] and tx[-1] == x[-1] and len(tx) <= n
+        np.testing.assert_allclose(np.interp(x, tx, tm), mean, rtol=0, atol=1e-12)
+        assert np.array_equal(np.isnan(half), np.isnan(np.interp(x, tx, th)))  # a NaN point is never dropped
+    x = np.arange(1, 1_000_001)
+    held = np.minimum(x, 19).astype(float)  # 19 logged rounds, then the held tail
+    tx, th = _thin(x, held)
+    assert list(tx) == list(range(1, 20)) + [1_000_000]

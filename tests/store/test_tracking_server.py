@@ -31,9 +31,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server():
-    """Start PostgreSQL + mlflow server on free loopback ports; stop both afterwards."""
+    """Start PostgreSQL + mlflow server on free loopback ports; stop both afterwards. One for the module (a start
+    and a stop cost ~20 s): each test writes into an experiment of its own and reads back only that one."""
     folder = tempfile.mkdtemp(prefix="hpoflow-server-")  # not under pytest's private tmp: postgres must reach it
     os.chmod(folder, 0o755)
     env = dict(os.environ, HPOFLOW_SERVER_DIR=folder, PORT=str(_free_port()),
@@ -67,12 +68,14 @@ def test_sweep_against_postgres_backed_server(server, run_cli):
         cur = con.cursor()
         cur.execute("SHOW listen_addresses")
         listen = cur.fetchone()[0]
+        branin = "experiment_id = (SELECT experiment_id FROM experiments WHERE name = 'branin')"
         cur.execute("SELECT status, count(*) FROM runs r WHERE EXISTS (SELECT 1 FROM tags t WHERE "
-                    "t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') GROUP BY status")  # the study's runs
-        by_status = dict(cur.fetchall())
-        cur.execute("SELECT status, count(*) FROM runs GROUP BY status")
+                    f"t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') AND {branin} GROUP BY status")
+        by_status = dict(cur.fetchall())  # the study's runs
+        cur.execute(f"SELECT status, count(*) FROM runs WHERE {branin} GROUP BY status")
         with_parent = dict(cur.fetchall())
-        cur.execute("SELECT count(*) FROM metrics WHERE key = 'value'")
+        cur.execute(f"SELECT count(*) FROM metrics m JOIN runs r ON m.run_uuid = r.run_uuid WHERE m.key = 'value' "
+                    f"AND r.{branin}")
         value_rows = cur.fetchone()[0]
         cur.execute("SELECT count(*) FROM experiments WHERE name = 'branin'")
         experiments = cur.fetchone()[0]
