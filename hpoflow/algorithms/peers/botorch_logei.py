@@ -67,7 +67,58 @@ class MixedCoordinates:
         return out
 
 
-class BoTorchLogEI(PeerAlgorithm):
+class SobolThenBoTorch(PeerAlgorithm):
+    """What botorch_logei and botorch_qnehvi share: ``n_init`` Sobol points, then one candidate per round that the
+    subclass's ``_maximise(X, Y)`` takes from a BoTorch model refitted on the successful evaluations (``X``:
+    points, ``n x d``; ``Y``: rewards, ``n`` or ``n x m``), over ``coords`` (mixed spaces for BoTorch's mixed
+    optimiser)."""
+
+    config: Any     # num_restarts, raw_samples: the acquisition optimiser's settings
+    coords: MixedCoordinates
+    sobol: torch.quasirandom.SobolEngine
+    n_init: int
+    seed: int
+    asked: int
+    X: list[Tensor]
+    Y: list[Any]
+
+    def ask(self, round: int) -> Suggestion:
+        self.asked += 1
+        if self.asked <= self.n_init or len(self.Y) < 2:
+            u = self.sobol.draw(1, dtype=torch.float64)[0]
+            return self.suggestion(self.space.decode(u))
+        with manual_seed(self.seed * 1_000_003 + round), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # BoTorch's input/optimisation warnings on tiny data sets
+            candidate = self._maximise(torch.stack(self.X), torch.tensor(self.Y, dtype=torch.float64))
+        return self.suggestion(self.coords.to_config(candidate))
+
+    def _maximise(self, X: Tensor, Y: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _gp(self, X: Tensor, y: Tensor, **kwargs: Any) -> SingleTaskGP:
+        """A GP of one output column ``y`` (``n x 1``): MixedSingleTaskGP with categoricals, integers normalised."""
+        c = self.coords
+        discrete = c.int_dims
+        transform = Normalize(X.shape[-1], indices=discrete, bounds=c.bounds[:, discrete]) if discrete else None
+        if c.cat_dims:
+            return MixedSingleTaskGP(X, y, cat_dims=c.cat_dims, input_transform=transform, **kwargs)
+        return SingleTaskGP(X, y, input_transform=transform, **kwargs)
+
+    def _optimise(self, acqf: Any) -> Tensor:
+        """The acquisition's maximiser (one point, ``d``): the mixed alternating optimiser on integer/categorical
+        spaces, ``optimize_acqf`` on continuous ones."""
+        c, cfg = self.coords, self.config
+        if c.int_dims or c.cat_dims:
+            cand, _ = optimize_acqf_mixed_alternating(
+                acqf, bounds=c.bounds, discrete_dims=c.discrete_values() or None, cat_dims=c.categories() or None,
+                num_restarts=cfg.num_restarts, raw_samples=cfg.raw_samples)
+        else:
+            cand, _ = optimize_acqf(acqf, bounds=c.bounds, q=1, num_restarts=cfg.num_restarts,
+                                    raw_samples=cfg.raw_samples)
+        return cand[0].detach()
+
+
+class BoTorchLogEI(SobolThenBoTorch):
     """Sobol initial design, then one LogEI candidate per round from a GP refitted on every observation."""
 
     name = "botorch_logei"
@@ -84,36 +135,11 @@ class BoTorchLogEI(PeerAlgorithm):
         self.Y: list[float] = []    # their values as rewards (larger is better)
         self.asked = 0
 
-    def ask(self, round: int) -> Suggestion:
-        self.asked += 1
-        if self.asked <= self.n_init or len(self.Y) < 2:
-            u = self.sobol.draw(1, dtype=torch.float64)[0]
-            return self.suggestion(self.space.decode(u))
-        with manual_seed(self.seed * 1_000_003 + round), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # BoTorch's input/optimisation warnings on tiny data sets
-            candidate = self._maximise_logei(torch.stack(self.X), torch.tensor(self.Y, dtype=torch.float64))
-        return self.suggestion(self.coords.to_config(candidate))
-
-    def _maximise_logei(self, X: Tensor, y: Tensor) -> Tensor:
-        c = self.coords
-        discrete = c.int_dims
-        transform = Normalize(X.shape[-1], indices=discrete, bounds=c.bounds[:, discrete]) if discrete else None
+    def _maximise(self, X: Tensor, y: Tensor) -> Tensor:
         Y = y.unsqueeze(-1)
-        if c.cat_dims:
-            model = MixedSingleTaskGP(X, Y, cat_dims=c.cat_dims, input_transform=transform)
-        else:
-            model = SingleTaskGP(X, Y, input_transform=transform)
+        model = self._gp(X, Y)
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-        acqf = LogExpectedImprovement(model, best_f=Y.max())
-        cfg = self.config
-        if discrete or c.cat_dims:
-            cand, _ = optimize_acqf_mixed_alternating(
-                acqf, bounds=c.bounds, discrete_dims=c.discrete_values() or None, cat_dims=c.categories() or None,
-                num_restarts=cfg.num_restarts, raw_samples=cfg.raw_samples)
-        else:
-            cand, _ = optimize_acqf(acqf, bounds=c.bounds, q=1, num_restarts=cfg.num_restarts,
-                                    raw_samples=cfg.raw_samples)
-        return cand[0].detach()
+        return self._optimise(LogExpectedImprovement(model, best_f=Y.max()))
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         if isinstance(outcome, Failure) or not math.isfinite(outcome.value):

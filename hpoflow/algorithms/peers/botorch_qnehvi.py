@@ -11,25 +11,20 @@ with the task's declared reference point (objectives negated: BoTorch maximises)
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 
 import torch
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
 from botorch.acquisition.multi_objective.objective import IdentityMCMultiOutputObjective
 from botorch.fit import fit_gpytorch_mll
-from botorch.models import MixedSingleTaskGP, ModelListGP, SingleTaskGP
-from botorch.models.transforms.input import Normalize
+from botorch.models import ModelListGP
 from botorch.models.transforms.outcome import Standardize
-from botorch.optim import optimize_acqf, optimize_acqf_mixed_alternating
 from botorch.sampling.normal import SobolQMCNormalSampler
-from botorch.utils.sampling import manual_seed
 from gpytorch.mlls import SumMarginalLogLikelihood
 from torch import Tensor
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.peers.base import PeerAlgorithm
-from hpoflow.algorithms.peers.botorch_logei import MixedCoordinates
+from hpoflow.algorithms.peers.botorch_logei import MixedCoordinates, SobolThenBoTorch
 from hpoflow.algorithms.peers.mo_config import BoTorchQNEHVIConfig
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 
@@ -39,7 +34,7 @@ def _output(j: int) -> Callable[[Tensor], Tensor]:
     return lambda Z: Z[..., j]
 
 
-class BoTorchQNEHVI(PeerAlgorithm):
+class BoTorchQNEHVI(SobolThenBoTorch):
     """Sobol initial design, then one qLogNEHVI candidate (q = 1) per round from a refitted ModelListGP."""
 
     name = "botorch_qnehvi"
@@ -75,28 +70,8 @@ class BoTorchQNEHVI(PeerAlgorithm):
             out.append(v - bound if op in ("<=", "<") else bound - v)
         return out
 
-    def ask(self, round: int) -> Suggestion:
-        self.asked += 1
-        if self.asked <= self.n_init or len(self.Y) < 2:
-            u = self.sobol.draw(1, dtype=torch.float64)[0]
-            return self.suggestion(self.space.decode(u))
-        with manual_seed(self.seed * 1_000_003 + round), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # BoTorch's input/optimisation warnings on tiny data sets
-            candidate = self._maximise(torch.stack(self.X), torch.tensor(self.Y, dtype=torch.float64))
-        return self.suggestion(self.coords.to_config(candidate))
-
     def _maximise(self, X: Tensor, Y: Tensor) -> Tensor:
-        c = self.coords
-        discrete = c.int_dims
-        models = []
-        for j in range(Y.shape[-1]):
-            transform = Normalize(X.shape[-1], indices=discrete, bounds=c.bounds[:, discrete]) if discrete else None
-            y = Y[:, j: j + 1]
-            if c.cat_dims:
-                models.append(MixedSingleTaskGP(X, y, cat_dims=c.cat_dims, input_transform=transform,
-                                                outcome_transform=Standardize(1)))
-            else:
-                models.append(SingleTaskGP(X, y, input_transform=transform, outcome_transform=Standardize(1)))
+        models = [self._gp(X, Y[:, j: j + 1], outcome_transform=Standardize(1)) for j in range(Y.shape[-1])]
         model = ModelListGP(*models)
         fit_gpytorch_mll(SumMarginalLogLikelihood(model.likelihood, model))
         m = len(self.spec.directions)
@@ -106,15 +81,7 @@ class BoTorchQNEHVI(PeerAlgorithm):
             model, ref_point=self.ref_point, X_baseline=X, prune_baseline=True,
             sampler=SobolQMCNormalSampler(torch.Size([self.config.mc_samples])),
             objective=IdentityMCMultiOutputObjective(outcomes=list(range(m))), constraints=constraints)
-        cfg = self.config
-        if discrete or c.cat_dims:
-            cand, _ = optimize_acqf_mixed_alternating(
-                acqf, bounds=c.bounds, discrete_dims=c.discrete_values() or None, cat_dims=c.categories() or None,
-                num_restarts=cfg.num_restarts, raw_samples=cfg.raw_samples)
-        else:
-            cand, _ = optimize_acqf(acqf, bounds=c.bounds, q=1, num_restarts=cfg.num_restarts,
-                                    raw_samples=cfg.raw_samples)
-        return cand[0].detach()
+        return self._optimise(acqf)
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         if isinstance(outcome, Failure) or not math.isfinite(outcome.value):
