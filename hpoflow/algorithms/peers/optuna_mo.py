@@ -8,16 +8,14 @@ its samplers read them, as they read ``constraints_func``, deprecated since 5.0)
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import optuna
 from optuna.trial import TrialState
 
 from hpoflow.algorithms.base import BuildContext
-from hpoflow.algorithms.peers.base import PeerAlgorithm
 from hpoflow.algorithms.peers.mo_config import OptunaMOTPEConfig, OptunaNSGA2Config
-from hpoflow.algorithms.peers.optuna_samplers import distributions
+from hpoflow.algorithms.peers.optuna_samplers import OptunaSampler
 from hpoflow.core.objectives import Objectives
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 
@@ -32,37 +30,23 @@ def constraint_values(spec: Objectives, values: dict[str, float]) -> dict[str, f
     return out
 
 
-class OptunaMultiObjective(PeerAlgorithm):
+class OptunaMultiObjective(OptunaSampler):
     """An in-memory Optuna study with the task's directions; ``make_sampler`` picks NSGA-II or TPE."""
 
     name = "optuna_mo"
-    pending_rule = "optuna_running_trials"
 
     def __init__(self, config: Any, ctx: BuildContext) -> None:
-        super().__init__(ctx)
         spec = ctx.task.objectives
         if spec is None:
             raise ValueError(f"algo={config.name} needs a task with objectives (task.objectives, objectives=...); task "
                              f"'{ctx.task.name}' has one value: use algo=optuna_tpe")
         self.spec = spec
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        self.distributions = distributions(ctx.task.space)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            sampler = self.make_sampler(config, ctx.seed)
+        super().__init__(config, ctx)
+
+    def create_study(self, ctx: BuildContext, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
         directions = [optuna.study.StudyDirection.MINIMIZE if d == "min" else optuna.study.StudyDirection.MAXIMIZE
-                      for d in spec.directions.values()]
-        self.study = optuna.create_study(directions=directions, sampler=sampler)
-        self._trials: dict[int, optuna.Trial] = {}
-
-    def make_sampler(self, config: Any, seed: int) -> optuna.samplers.BaseSampler:
-        raise NotImplementedError
-
-    def ask(self, round: int) -> Suggestion:
-        trial = self.study.ask(self.distributions)
-        s = self.suggestion(trial.params)
-        self._trials[id(s)] = trial
-        return s
+                      for d in self.spec.directions.values()]
+        return optuna.create_study(directions=directions, sampler=sampler)
 
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         trial = self._trials.pop(id(suggestion), None) or self._trials.pop(next(iter(self._trials)))

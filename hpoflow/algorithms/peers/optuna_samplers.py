@@ -45,8 +45,12 @@ class OptunaSampler(PeerAlgorithm):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             sampler = self.make_sampler(config, ctx.seed)
-        self.study = optuna.create_study(direction=ctx.task.direction.value, sampler=sampler)
+        self.study = self.create_study(ctx, sampler)
         self._trials: dict[int, optuna.Trial] = {}  # id(suggestion) -> its RUNNING trial, in ask order
+
+    def create_study(self, ctx: BuildContext, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+        """An in-memory study in the task's direction (the multi-objective adapter gives it several)."""
+        return optuna.create_study(direction=ctx.task.direction.value, sampler=sampler)
 
     def make_sampler(self, config: Any, seed: int) -> optuna.samplers.BaseSampler:
         raise NotImplementedError
