@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -190,6 +191,11 @@ def _against_compute(data: StudyData, settings: CostSettings, out: Path, blocks:
         warnings.append(f"Warning: no comparison against compute: {exc}")
         return []
     warnings += sec.warnings
+    return _merged(sec, blocks, printed, figures)
+
+
+def _merged(sec: Any, blocks: list[Block], printed: list[str], figures: list[Path]) -> list[Path]:
+    """A section's blocks, printed lines and figures appended to the report's; its CSV (none or one)."""
     blocks += sec.blocks
     printed += sec.printed
     figures += sec.figures
@@ -201,21 +207,14 @@ def _several_objectives(data: StudyData, out: Path, blocks: list[Block], printed
     """The multi-objective runs' section (:mod:`hpoflow.report.pareto_section`); its CSV."""
     sec = pareto_section(data, out, colors)
     warnings += sec.warnings
-    blocks += sec.blocks
-    printed += sec.printed
-    figures += sec.figures
-    return [sec.csv] if sec.csv else []
+    return _merged(sec, blocks, printed, figures)
 
 
 def _cost_regret(data: StudyData, out: Path, blocks: list[Block], printed: list[str], figures: list[Path],
                  colors: dict[str, str]) -> list[Path]:
     """Regret against query cost as two objectives (:mod:`hpoflow.report.cost_regret`) where runs spend different
     query cost on a task with a known optimum."""
-    sec = cost_regret_section(data, out, colors)
-    blocks += sec.blocks
-    printed += sec.printed
-    figures += sec.figures
-    return [sec.csv] if sec.csv else []
+    return _merged(cost_regret_section(data, out, colors), blocks, printed, figures)
 
 
 def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool,
