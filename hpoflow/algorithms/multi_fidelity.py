@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from hpoflow.algorithms.base import AskTellAlgorithm, BuildContext
 from hpoflow.algorithms.multi_fidelity_config import MultiFidelityConfig
-from hpoflow.algorithms.schedulers import ASHA, Job, Scheduler, StoppingASHA, SyncHyperband
+from hpoflow.algorithms.schedulers import ASHA, Job, Scheduler, StoppingASHA, SyncHyperband, WarmHyperband
 from hpoflow.algorithms.searchers import GPSearcher, RandomSearcher, Searcher
 from hpoflow.core.fidelity import rung_levels
 from hpoflow.core.records import Evaluation, Failure, PlainSuggestion, Suggestion
@@ -26,6 +26,8 @@ def make_scheduler(config: MultiFidelityConfig, levels: list[float]) -> Schedule
         return ASHA(levels, config.eta)
     if config.scheduler == "asha_stopping":
         return StoppingASHA(levels, config.eta)
+    if config.scheduler == "warm_hyperband":
+        return WarmHyperband(levels, config.eta)
     s_max = len(levels) - 1
     brackets = [s_max] if config.scheduler == "sha" else list(range(s_max, -1, -1))
     return SyncHyperband(levels, config.eta, brackets)
@@ -83,7 +85,7 @@ class MultiFidelity(AskTellAlgorithm):
     def ask(self, round: int) -> Suggestion:
         job = self.scheduler.next_job(self._new_id)
         if job.new:
-            self.points[job.config_id] = self.searcher.propose()
+            self.points[job.config_id] = self.searcher.propose(job.uniform)
         u = self.points[job.config_id]
         info = {"rung": float(job.rung), "bracket": float(job.bracket)}
         model_rung = getattr(self.searcher, "last_rung", None)

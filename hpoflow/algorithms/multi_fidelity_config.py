@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from hpoflow.acquisition.config import OptimizerConfig
 from hpoflow.core.component import algorithm
 
-SCHEDULERS = ("sha", "hyperband", "asha", "asha_stopping")
+SCHEDULERS = ("sha", "hyperband", "asha", "asha_stopping", "warm_hyperband")
 SEARCHERS = ("random", "gp")
 MF_TASKS = ("branin_mf", "hartmann6_mf")  # --help and the registry-wide test run them on these
 
@@ -17,7 +17,8 @@ class MultiFidelityConfig:
 
     name: str = "hyperband"
     scheduler: str = "hyperband"     # sha (one bracket from the lowest level) | hyperband (all brackets) | asha
-    # (promotion type) | asha_stopping (Ray Tune's: each configuration goes on while in its rung's top 1/eta)
+    # (promotion type) | asha_stopping (Ray Tune's: each configuration goes on while in its rung's top 1/eta) |
+    # warm_hyperband (asha_stopping for Hyperband's first bracket's worth of uniform configurations, then hyperband)
     searcher: str = "random"         # random | gp (BOHB's rule with our GP: the highest rung with enough data)
     eta: float = 3.0                 # the factor between rung levels; the top 1/eta of a rung is promoted
     min_fidelity: float | None = None  # null: the task's fidelity minimum (the lowest rung)

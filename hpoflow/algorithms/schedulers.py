@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["ASHA", "Job", "RungStopper", "Scheduler", "StoppingASHA", "SyncHyperband", "bracket_sizes"]
+__all__ = ["ASHA", "Job", "RungStopper", "Scheduler", "StoppingASHA", "SyncHyperband", "WarmHyperband",
+           "bracket_sizes"]
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Job:
     level: float
     bracket: int = 0
     new: bool = False  # a configuration not evaluated before (the searcher proposes it)
+    uniform: bool = False  # a new configuration the searcher draws uniformly (a warm-up), not from its model
 
 
 class Scheduler(Protocol):
@@ -249,3 +251,48 @@ class StoppingASHA:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.rungs = [{int(i): float(r) for i, r in rung} for rung in state["rungs"]]
         self.queue = [(int(i), int(k)) for i, k in state["queue"]]
+
+
+class WarmHyperband:
+    """Hyperband after a stopping-type ASHA warm-up: the first ``n0`` new configurations (``n0`` = the size of
+    Hyperband's most aggressive bracket, 27 for 4 rungs at eta = 3) run as in :class:`StoppingASHA`, drawn uniformly
+    (``Job.uniform``); then :class:`SyncHyperband`'s brackets run, and the searcher's model sees the warm-up's results.
+
+    Why (measured, results/mf_real_check.txt): a Hyperband bracket's first full-fidelity result comes after 8-12% of
+    the budget, a stopping-type ASHA's after one full training (3.3% of 30); the anytime curve is flat at the worst
+    value until then. Hyperband alone is better at the full budget. The warm-up buys the early incumbent for about
+    one bracket's compute and leaves Hyperband's end game (and its guarantee: every bracket still runs) as it is.
+    """
+
+    def __init__(self, levels: list[float], eta: float) -> None:
+        self.levels = list(levels)
+        s_max = len(levels) - 1
+        self.warmup = StoppingASHA(levels, eta)
+        self.hyperband = SyncHyperband(levels, eta, list(range(s_max, -1, -1)))
+        self.warm_configs = bracket_sizes(len(levels), eta, s_max)[0]
+        self.started = 0  # warm-up configurations handed out
+        self.warm_ids: set[int] = set()  # configurations the warm-up owns (its continuations stay its own)
+
+    def next_job(self, new_id: Callable[[], int]) -> Job:
+        if self.warmup.queue or self.started < self.warm_configs:
+            job = self.warmup.next_job(new_id)
+            if job.new:
+                self.started += 1
+                self.warm_ids.add(job.config_id)
+                job.uniform = True
+            return job
+        return self.hyperband.next_job(new_id)
+
+    def report(self, job: Job, reward: float | None) -> None:
+        (self.warmup if job.config_id in self.warm_ids else self.hyperband).report(job, reward)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Both phases' state (plain JSON); a warm-up configuration running at the checkpoint is forgotten and not
+        replaced (the warm-up is then one configuration short)."""
+        return {"warmup": self.warmup.state_dict(), "hyperband": self.hyperband.state_dict(), "started": self.started,
+                "warm_ids": sorted(self.warm_ids)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.warmup.load_state_dict(state["warmup"])
+        self.hyperband.load_state_dict(state["hyperband"])
+        self.started, self.warm_ids = int(state["started"]), {int(i) for i in state["warm_ids"]}

@@ -1,8 +1,8 @@
 """Multi-fidelity searchers: which new configuration a scheduler starts (:mod:`hpoflow.algorithms.schedulers`).
 
-Protocol (:class:`Searcher`): ``propose() -> u`` (a point of ``[0, 1]^d``, a list of floats), ``observe(u, rung,
-reward)`` after each evaluation (reward: ``sign * value``, larger is better; None when it failed), and plain-JSON
-``state_dict``/``load_state_dict``.
+Protocol (:class:`Searcher`): ``propose(uniform=False) -> u`` (a point of ``[0, 1]^d``, a list of floats; ``uniform``:
+the scheduler asks for a uniform draw, as in a warm-up), ``observe(u, rung, reward)`` after each evaluation (reward:
+``sign * value``, larger is better; None when it failed), and plain-JSON ``state_dict``/``load_state_dict``.
 
 - :class:`RandomSearcher`: uniform points (Hyperband's and ASHA's own searcher); imports no torch.
 - :class:`GPSearcher`: BOHB's rule (Falkner et al., ICML 2018) with our GP in place of its KDE: once some rung holds
@@ -20,7 +20,7 @@ __all__ = ["GPSearcher", "RandomSearcher", "Searcher"]
 
 
 class Searcher(Protocol):
-    def propose(self) -> list[float]: ...
+    def propose(self, uniform: bool = False) -> list[float]: ...
 
     def observe(self, u: list[float], rung: int, reward: float | None) -> None: ...
 
@@ -44,7 +44,8 @@ class RandomSearcher:
         self.dim, self.rng, self.candidates = dim, random.Random(seed), candidates
         self.used: set[int] = set()
 
-    def propose(self) -> list[float]:
+    def propose(self, uniform: bool = False) -> list[float]:
+        """A uniform point (every proposal of random search is uniform, ``uniform`` or not)."""
         if self.candidates is None:
             return [self.rng.random() for _ in range(self.dim)]
         fresh = [i for i in range(len(self.candidates)) if i not in self.used] or list(range(len(self.candidates)))
@@ -91,13 +92,13 @@ class GPSearcher(RandomSearcher):
         rungs = [k for k, rows in self.data.items() if sum(r is not None for _, r in rows) >= self.min_points]
         return max(rungs) if rungs else None
 
-    def propose(self) -> list[float]:
+    def propose(self, uniform: bool = False) -> list[float]:
         self.proposed += 1
         rung = self._model_rung()
         explore = self.rng.random() < self.random_fraction  # drawn every time: the stream does not depend on data
         u = super().propose()
         self.last_rung = None
-        if rung is None or explore:
+        if rung is None or explore or uniform:
             return u
         import torch
 

@@ -23,7 +23,7 @@ def build(scheduler="hyperband", searcher="random", task=None, seed=0, **kw):
     return task, MultiFidelity(MultiFidelityConfig(name=scheduler, scheduler=scheduler, searcher=searcher, **kw), ctx)
 
 
-@pytest.mark.parametrize("scheduler", ["sha", "hyperband", "asha", "asha_stopping"])
+@pytest.mark.parametrize("scheduler", ["sha", "hyperband", "asha", "asha_stopping", "warm_hyperband"])
 def test_a_promotion_continues_and_pays_only_the_new_levels(scheduler):
     task, algo = build(scheduler)
     result = run(task, algo, budget=Budget(rounds=60))
@@ -112,7 +112,7 @@ def test_the_gp_searcher_fits_a_rung_once_it_holds_min_d_plus_2_and_5_results():
     _, algo = build("hyperband", searcher="gp", task=make_hartmann6_mf(max_resource=9), min_points=8)
     assert algo.searcher.min_points == 8
     with pytest.raises(ValueError, match=r"algo.scheduler='nope' is unknown; allowed: sha, hyperband, asha, "
-                                         r"asha_stopping"):
+                                         r"asha_stopping, warm_hyperband"):
         MultiFidelityConfig(scheduler="nope")
 
 
@@ -122,3 +122,13 @@ def test_drive_with_one_worker_equals_the_sequential_order():
     task2, algo2 = build("sha")
     b = drive_parallel(Loop(task2, algo2, budget=Budget(rounds=30)), 1)
     assert [(r.config_id, r.fidelity) for r in a.records] == [(r.config_id, r.fidelity) for r in b.records]
+
+
+def test_mf_gp_with_the_warm_up_proposes_uniformly_until_hyperband_starts_then_from_its_gp():
+    task, algo = build("warm_hyperband", searcher="gp", task=make_hartmann6_mf(max_resource=9))
+    result = run(task, algo, budget=Budget(rounds=70))
+    news = [(m["model_rung"], r.config_id) for r, m in zip(result.records, result.metrics) if "model_rung" in m]
+    warm = [rung for rung, i in news if i in algo.scheduler.warm_ids]
+    assert len(warm) == 9 and set(warm) == {-1}  # uniform though rung 0 holds 5+ results after 5 of them
+    later = [rung for rung, i in news if i not in algo.scheduler.warm_ids]
+    assert later and max(later) >= 0  # the GP proposes in Hyperband's brackets, fitted on the warm-up's results too

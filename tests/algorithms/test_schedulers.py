@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import itertools
+import json
 
-from hpoflow.algorithms.schedulers import ASHA, RungStopper, StoppingASHA, SyncHyperband, bracket_sizes
+from hpoflow.algorithms.schedulers import ASHA, RungStopper, StoppingASHA, SyncHyperband, WarmHyperband, bracket_sizes
 
 
 def ids():
@@ -152,3 +153,42 @@ def test_stopping_asha_never_continues_a_failure_and_resumes_a_running_continuat
     assert (job.config_id, job.rung, job.new) == (good.config_id, 1, False)
     sched.report(running, 2.0)  # the top rung: nothing to continue
     assert sched.next_job(new_id).new
+
+
+def test_warm_hyperband_runs_one_stopping_warm_up_of_uniform_configurations_then_hyperbands_brackets():
+    sched, new_id = WarmHyperband([1, 3, 9], 3), ids()
+    assert sched.warm_configs == 9  # Hyperband's most aggressive bracket at 3 rungs: 9, 3, 1
+    first = sched.next_job(new_id)
+    assert first.new and first.uniform and first.rung == 0
+    sched.report(first, 0.5)
+    for rung in (1, 2):  # alone at its rungs: the first configuration runs to the top
+        job = sched.next_job(new_id)
+        assert (job.config_id, job.rung, job.new) == (first.config_id, rung, False)
+        sched.report(job, 0.5)
+    rewards = iter([0.1, 0.9, 0.2, 0.3, 0.4, 0.05, 0.6, 0.7])  # 8 more warm-up configurations
+    seen = []
+    while sched.started < 9 or sched.warmup.queue:
+        job = sched.next_job(new_id)
+        seen.append(job)
+        assert job.uniform == job.new and job.config_id in sched.warm_ids
+        sched.report(job, next(rewards) if job.new else 1.0)
+    assert sum(j.new for j in seen) == 8
+    assert any(not j.new for j in seen)  # 0.9 beat the rung: continued before the next new configuration
+    job = sched.next_job(new_id)  # the warm-up is over: Hyperband's first (most aggressive) bracket
+    assert job.new and not job.uniform and job.rung == 0 and job.config_id not in sched.warm_ids
+    assert sched.hyperband.open[0]["sizes"] == [9, 3, 1]
+
+
+def test_warm_hyperband_state_round_trip_in_each_phase():
+    def drive(sched, jobs, new_id):
+        for _ in range(jobs):
+            job = sched.next_job(new_id)
+            sched.report(job, float((job.config_id * 7919) % 13) + job.level)
+
+    for jobs in (4, 30):  # in the warm-up; in Hyperband's brackets
+        sched, new_id = WarmHyperband([1, 3, 9], 3), ids()
+        drive(sched, jobs, new_id)
+        again = WarmHyperband([1, 3, 9], 3)
+        again.load_state_dict(json.loads(json.dumps(sched.state_dict())))
+        a, b = [sched.next_job(lambda: 1000) for _ in range(3)], [again.next_job(lambda: 1000) for _ in range(3)]
+        assert [(j.config_id, j.rung, j.uniform) for j in a] == [(j.config_id, j.rung, j.uniform) for j in b]

@@ -37,6 +37,18 @@ def test_stopping_asha_on_cut_replayed_curves(run_cli, store):
     assert {m.value for m in fidelity} <= {1, 3, 9}
 
 
+def test_mf_gp_with_the_warm_up_on_cut_replayed_curves(run_cli, store):
+    run_cli("algo=mf_gp", "algo.scheduler=warm_hyperband", "task=lc_replay", "task.benchmark=digits_gb",
+            "task.max_fidelity=9", "budget.rounds=1000", "budget.cost=90", f"tracking.uri={store}")
+    (run,) = mlflow_runs(store, "lc_replay")
+    assert run.info.status == "FINISHED"
+    client = MlflowClient(tracking_uri=store)
+    fidelity = [m.value for m in client.get_metric_history(run.info.run_id, "fidelity")]
+    assert fidelity[:3] == [1, 3, 9]  # the warm-up's first configuration runs to the top
+    cost = client.get_metric_history(run.info.run_id, "query_cost")
+    assert cost[-1].value <= 90
+
+
 def test_a_multi_fidelity_algorithm_on_a_task_without_fidelity_is_one_line(run_cli):
     proc = run_cli("algo=hyperband", "task=branin", "budget.rounds=5", "tracking=off", check=False)
     assert proc.returncode == 2
