@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_markdown
-from hpoflow.report.loading import StudyData
+from hpoflow.report.loading import StudyData, logged_rounds
 from hpoflow.report.pareto import cost_regret_front
 from hpoflow.report.pareto_figures import plot_cost_regret
 from hpoflow.report.statistics import _matrix
@@ -44,7 +44,7 @@ def trade_off(group: pd.DataFrame, curves: pd.DataFrame
               ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], pd.DataFrame]:
     """Per method: its (mean C_t, mean R_t/t) over rounds and the indices of the non-dominated ones; a table of its
     final mean C_T and R_T/T (with their standard deviations over runs) and whether it is on the methods' front."""
-    rounds = int(group["rounds"].min())
+    rounds = logged_rounds(curves, group["run_id"], int(group["rounds"].min()))  # not 10^6 under a cost budget
     paths, rows = {}, []
     for algo, g in group.groupby("algo", sort=True):
         ids = list(g["run_id"])

@@ -44,8 +44,9 @@ def _colors(colors: dict[str, str] | None, algos) -> dict[str, str]:
 
 def _thin(x, *ys) -> tuple[np.ndarray, ...]:
     """``x`` and ``ys`` without the inner points of runs where every ``y`` stays the same: the same lines, drawn
-    from fewer vertices. A run stopped by its cost budget has ``budget.rounds`` = 1,000,000 and its curves are
-    held flat up to there; drawn point by point, a 6-run report took 112 s (legend placement, 300 MB SVGs)."""
+    from fewer vertices. Curves are held flat after a run's last round up to the longest run of its task (before
+    the arrays ended there, a cost-budgeted run's went on to its ``budget.rounds`` = 1,000,000: drawn point by
+    point, a 6-run report took 112 s, with 300 MB SVGs)."""
     x = np.asarray(x)
     cols = [np.asarray(y, dtype=float) for y in ys]
     if x.size < 3:

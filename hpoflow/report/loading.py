@@ -370,6 +370,28 @@ def _curves_table(long: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index().sort_values(["run_id", "step"], kind="stable").reset_index(drop=True)
 
 
+# -- how far per-round arrays reach ---------------------------------------------------------------------------
+def logged_rounds(curves: pd.DataFrame, run_ids: Iterable[str], rounds: int) -> int:
+    """The last round in 1..``rounds`` at which any of ``run_ids`` logged a curve row (at least 1, at most
+    ``rounds``): the width of their per-round arrays. Past a run's last logged round its best so far only carries
+    forward, so nothing is lost; a run stopped by its cost budget has ``budget.rounds`` = 1,000,000 (no round
+    limit) and logs far fewer rounds, so arrays out to ``budget.rounds`` would be runs x 10^6 floats."""
+    if rounds <= 1:
+        return rounds
+    if not len(curves) or "step" not in curves.columns:
+        return 1
+    steps = curves.loc[curves["run_id"].isin(set(run_ids)), "step"].to_numpy(float)
+    steps = steps[(steps >= 1) & (steps <= rounds)]
+    return int(steps.max()) if steps.size else 1
+
+
+def last_steps(curves: pd.DataFrame) -> dict[str, int]:
+    """Each run's last logged step (runs without curve rows are absent)."""
+    if not len(curves) or "step" not in curves.columns:
+        return {}
+    return {str(k): int(v) for k, v in curves.groupby("run_id", sort=False)["step"].max().items()}
+
+
 # -- per-run view used by the per-task tables ----------------------------------------------------------------
 def _per_round(curve: pd.DataFrame, key: str, rounds: int) -> np.ndarray:
     out = np.full(rounds, np.nan)
@@ -380,16 +402,30 @@ def _per_round(curve: pd.DataFrame, key: str, rounds: int) -> np.ndarray:
     return out
 
 
+def _task_widths(data: StudyData) -> dict[str, int]:
+    """Per task_key: the last round any of its runs logged within its own ``budget.rounds`` (at least 1)."""
+    last = last_steps(data.curves)
+    widths: dict[str, int] = {}
+    for run in data.runs.itertuples(index=False):
+        rounds = int(run.rounds) if run.rounds == run.rounds else 0
+        reached = min(last.get(str(run.run_id), 1), rounds)
+        widths[run.task_key] = max(widths.get(run.task_key, 1), reached)
+    return widths
+
+
 def to_run_curves(data: StudyData) -> list[RunCurve]:
-    """One :class:`RunCurve` per run with a positive ``budget.rounds`` (values: true value where logged)."""
+    """One :class:`RunCurve` per run with a positive ``budget.rounds`` (values: true value where logged), each
+    ``min(budget.rounds, the last round any run of its task logged)`` long (see :func:`logged_rounds`)."""
     by_run = dict(tuple(data.curves.groupby("run_id", sort=False))) if len(data.curves) else {}
     out = []
     empty = pd.DataFrame(columns=["step"])
     walls = dict(zip(data.runs["run_id"], _col(data.runs, "metrics.wall_time", math.nan)))
+    widths = _task_widths(data)
     for run in data.runs.itertuples(index=False):
         rounds = int(run.rounds) if run.rounds == run.rounds else 0
         if rounds <= 0:
             continue
+        rounds = min(rounds, widths[run.task_key])
         c = by_run.get(run.run_id, empty)
         values, truth = _per_round(c, "value", rounds), _per_round(c, "true_value", rounds)
         values = np.where(np.isnan(truth), values, truth)

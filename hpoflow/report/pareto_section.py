@@ -20,7 +20,7 @@ import pandas as pd
 from hpoflow.core.objectives import Objectives, non_dominated, parse_objectives
 from hpoflow.report import statistics as st
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_markdown
-from hpoflow.report.loading import FAILED_STATUSES, StudyData, read_curves
+from hpoflow.report.loading import FAILED_STATUSES, StudyData, logged_rounds, read_curves
 from hpoflow.report.pareto import Box, attainment_surface, box_around, known_front, running_front
 from hpoflow.report.pareto_figures import plot_hv_regret, plot_pareto
 
@@ -186,7 +186,8 @@ def pareto_section(data: StudyData, out: Path, colors: dict[str, str] | None = N
         spec = specs[ids[0]]
         if any(specs[r].describe() != spec.describe() for r in ids):
             raise st.ReportError(f"task '{task}' mixes objective specs; select runs with one spec per task")
-        rounds = int(group["rounds"].min())
+        budget = int(group["rounds"].min())  # 10^6 under a cost budget: stop at the last round a run logged
+        rounds = max(logged_rounds(data.curves, ids, budget), logged_rounds(curves, ids, budget))
         points = {r: _points(curves, r, spec, rounds) for r in ids}
         fr = {r: running_front(p) for r, p in points.items()}
         last_fronts.update({r: f[-1] for r, f in fr.items()})

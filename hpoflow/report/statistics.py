@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from hpoflow.report.loading import FAILED_STATUSES, StudyData
+from hpoflow.report.loading import FAILED_STATUSES, StudyData, logged_rounds
 
 ALPHA = 0.05
 POWER = 0.8
@@ -41,7 +41,8 @@ class TaskReference:
     f_star_source: str            # "known optimum" | "best seen in the study"
     f_ref: float
     f_ref_source: str             # "random search median final" | "median initial value"
-    rounds: int                   # the round all runs of the task are compared at
+    rounds: int                   # the round all runs of the task are compared at: the last one any of them logged
+                                  # (at most budget.rounds; a cost-budgeted run has budget.rounds = 10^6)
     worst: float = 1.0            # what a failed run counts as: max(1, worst final of the finished runs)
 
 
@@ -111,7 +112,8 @@ def normalised_regret(best: np.ndarray, f_star: float, f_ref: float) -> np.ndarr
 
 
 def _matrix(curves: pd.DataFrame, run_ids: list[str], key: str, rounds: int) -> np.ndarray:
-    """(runs, rounds) matrix of ``key`` at steps 1..rounds, NaN where not logged."""
+    """(runs, rounds) matrix of ``key`` at steps 1..rounds, NaN where not logged; ``rounds``: the group's
+    :func:`~hpoflow.report.loading.logged_rounds`, not ``budget.rounds`` (10^6 for a cost-budgeted run)."""
     out = np.full((len(run_ids), rounds), np.nan)
     if key not in curves.columns or not len(curves):
         return out
@@ -119,6 +121,15 @@ def _matrix(curves: pd.DataFrame, run_ids: list[str], key: str, rounds: int) -> 
     sub = curves[curves["run_id"].isin(run_ids) & curves["step"].between(1, rounds)]
     out[row[sub["run_id"]].to_numpy(), sub["step"].to_numpy(int) - 1] = sub[key].to_numpy(float)
     return out
+
+
+def _last_logged(m: np.ndarray) -> np.ndarray:
+    """Each row's last finite entry (NaN for a row without one): a run's final value wherever it stopped."""
+    if not m.size:
+        return np.full(len(m), np.nan)
+    finite = np.isfinite(m)
+    last = m.shape[1] - 1 - np.argmax(finite[:, ::-1], axis=1)
+    return np.where(finite.any(axis=1), m[np.arange(len(m)), last], np.nan)
 
 
 def normalise(data: StudyData) -> Normalised:
@@ -142,7 +153,8 @@ def normalise(data: StudyData) -> Normalised:
     for task, group in runs.groupby("task_key", sort=True):
         ids = list(group["run_id"])
         sign = -1.0 if (group["direction"] == "maximize").any() else 1.0
-        rounds = int(group["rounds"].min())
+        budget_rounds = int(group["rounds"].min())
+        rounds = logged_rounds(data.curves, ids, budget_rounds)  # values carry forward past a run's last round
         values, truth = _matrix(data.curves, ids, "value", rounds), _matrix(data.curves, ids, "true_value", rounds)
         loss = sign * np.where(np.isnan(truth), values, truth)
         best = best_so_far(loss)
@@ -177,8 +189,9 @@ def normalise(data: StudyData) -> Normalised:
             nr[i, -1] = worst
         nr = np.where(np.isnan(nr), worst, nr)  # rounds before a run's first value: no information yet
         cost = _matrix(data.curves, ids, "query_cost", rounds)
-        budget = float(np.nanmedian(cost[ok, -1])) if np.isfinite(cost[ok, -1]).any() else float(rounds)
-        cost_fraction = np.where(np.isnan(cost), np.arange(1, rounds + 1) / rounds, cost / budget)
+        final_cost = _last_logged(cost[ok])
+        budget = float(np.nanmedian(final_cost)) if np.isfinite(final_cost).any() else float(budget_rounds)
+        cost_fraction = np.where(np.isnan(cost), np.arange(1, rounds + 1) / budget_rounds, cost / budget)
         refs[task] = TaskReference(task, "maximize" if sign < 0 else "minimize", sign * f_star, star_src,
                                    sign * f_ref, ref_src, rounds, worst)
         n = len(ids)

@@ -43,3 +43,13 @@ def test_runs_that_query_every_round_or_log_no_regret_get_no_section(tmp_path):
     no_regret.curves["cumulative_regret"] = np.nan
     assert not chooses_queries(no_regret.runs, no_regret.curves)
     assert cost_regret_section(every, tmp_path).blocks == []
+
+
+def test_a_cost_budget_s_unlimited_rounds_end_the_paths_at_the_last_logged_round():
+    data = _study({"a": [1, 1, 1, 1], "b": [1, 0, 0, 0]}, {"a": [0.4, 0, 0, 0], "b": [0.4] * 4},
+                  {"a": "always", "b": "never"})
+    paths, final = trade_off(data.runs, data.curves)
+    unlimited = data.runs.assign(rounds=1_000_000)  # budget.rounds of a run stopped by its cost budget
+    paths_u, final_u = trade_off(unlimited, data.curves)
+    assert all(len(paths_u[a][0]) == len(paths_u[a][1]) == 4 for a in paths_u)
+    pd.testing.assert_frame_equal(final, final_u)

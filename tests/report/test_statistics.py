@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from hpoflow.report import statistics as st
-from hpoflow.report.loading import StudyData
+from hpoflow.report.loading import StudyData, logged_rounds
 
 
 def _study(runs: list[dict], curves: dict[str, list[float | None]], regret_optimum: float | None = None) -> StudyData:
@@ -223,3 +223,26 @@ def test_cost_grid_is_a_step_function_of_the_budget_fraction():
     np.testing.assert_allclose(grid["cost_fraction"].unique(), np.linspace(0.25, 1.0, 7))
     # f* = 0, reference = median first value = 3.5; the value after the last round within the budget fraction
     np.testing.assert_allclose(a, np.array([4, 4, 2, 2, 1, 1, 0]) / 3.5)
+
+
+UNLIMITED = 1_000_000  # budget.rounds of a run stopped by its cost budget (the loop's "no round limit")
+
+
+def test_a_cost_budgeted_group_is_as_wide_as_its_longest_logged_run_with_the_same_finals():
+    runs = [{"run_id": "a", "algo": "random", "seed": 0}, {"run_id": "b", "algo": "gp", "seed": 0},
+            {"run_id": "c", "algo": "random", "seed": 1}]
+    curves = {"a": [5.0, 3.0, 4.0], "b": [6.0, 2.0, 2.5, 1.0, 1.5], "c": [4.0, 4.5, 2.0, 3.0]}
+    data = _study([{**r, "rounds": UNLIMITED} for r in runs], curves, regret_optimum=0.5)
+    ids = ["a", "b", "c"]
+    width = logged_rounds(data.curves, ids, UNLIMITED)
+    assert width == 5 and st._matrix(data.curves, ids, "value", width).shape == (3, 5)
+    assert logged_rounds(data.curves, ["a"], UNLIMITED) == 3 and logged_rounds(data.curves, ["a"], 2) == 2
+    norm = st.normalise(data)
+    assert norm.references["t"].rounds == 5 and len(norm.curves) == 3 * 5 and norm.curves["step"].max() == 5
+    # the same runs under a real 5-round limit: the same normalisation and finals (values carry forward)
+    limited = st.normalise(_study([{**r, "rounds": 5} for r in runs], curves, regret_optimum=0.5))
+    pd.testing.assert_frame_equal(norm.final, limited.final)
+    np.testing.assert_allclose(norm.curves["nr"], limited.curves["nr"])
+    # the cost fraction's budget is the median final cost of the runs wherever each stopped: median(3, 5, 4) = 4
+    frac = norm.curves.set_index(["run_id", "step"])["cost_fraction"]
+    assert frac["a", 3] == 0.75 and frac["b", 5] == 1.25 and frac["c", 4] == 1.0
