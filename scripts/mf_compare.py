@@ -83,7 +83,9 @@ def replay_task(name: str, overrides: dict[str, object] | None = None):
 
 def variant(method: str) -> tuple[str, dict[str, object]]:
     """``mf_gp+model=joint+min_points=4`` -> ``("mf_gp", {"model": "joint", "min_points": 4})``: a method with
-    config overrides (for ablations; the saved runs keep the whole name)."""
+    config overrides (for ablations; the saved runs keep the whole name). Two keys are the script's own:
+    ``output_transform`` (the GP's) and ``seed_offset`` (``random+seed_offset=100``: an A/A twin of ``random``, the
+    same task realisation searched with another algorithm seed, which measures the comparison's noise floor)."""
     base, *pairs = method.split("+")
     return base, parse_sets([f"x:{','.join(pairs)}"]).get("x", {}) if pairs else {}
 
@@ -93,6 +95,7 @@ def build(method: str, task, seed: int, cost: float | None = None):
 
     method, overrides = variant(method)
     gp = GPConfig(output_transform=overrides.pop("output_transform", None))  # the run's surrogate.output_transform
+    seed += int(overrides.pop("seed_offset", 0))  # an A/A twin: the same method and task seed, another algorithm seed
     ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d, gp), cost=cost)
     if method == "random":
         return RandomSearch(RandomConfig(), ctx)

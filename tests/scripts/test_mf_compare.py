@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from scripts.mf_compare import parse_sets, variant
+from scripts.mf_compare import build, parse_sets, variant
 from tests.conftest import REPO, cli_env
 
 
@@ -21,6 +21,16 @@ def test_a_method_variant_carries_typed_config_overrides():
     assert variant("mf_gp") == ("mf_gp", {})
     assert variant("mf_gp+min_points=5+scheduler=asha_stopping") == (
         "mf_gp", {"min_points": 5, "scheduler": "asha_stopping"})
+
+
+def test_an_aa_twin_searches_the_same_task_with_another_algorithm_seed():
+    from hpoflow.tasks.multi_fidelity import make_branin_mf
+
+    task = make_branin_mf(max_resource=9)
+    twin, plain, shifted = (build(m, task, s, 90.0) for m, s in
+                            (("hyperband+seed_offset=100", 0), ("hyperband", 0), ("hyperband", 100)))
+    draws = [[a.ask(r).config for r in range(1, 4)] for a in (twin, plain, shifted)]
+    assert draws[0] == draws[2] and draws[0] != draws[1]
 
 
 @pytest.mark.cli
