@@ -260,8 +260,10 @@ class WarmHyperband:
 
     Why (measured, results/mf_real_check.txt): a Hyperband bracket's first full-fidelity result comes after 8-12% of
     the budget, a stopping-type ASHA's after one full training (3.3% of 30); the anytime curve is flat at the worst
-    value until then. Hyperband alone is better at the full budget. The warm-up buys the early incumbent for about
-    one bracket's compute and leaves Hyperband's end game (and its guarantee: every bracket still runs) as it is.
+    value until then. The warm-up buys the early incumbent for about one bracket's compute and leaves Hyperband's end
+    game (every bracket still runs) as it is. It pays where low fidelities rank configurations poorly (the live
+    training tasks: best area under the anytime curve) and costs where they rank well (the multi-fidelity functions:
+    far behind mf_gp), so it is an option, not algo=auto's pick (see :mod:`hpoflow.algorithms.auto_rule`).
     """
 
     def __init__(self, levels: list[float], eta: float) -> None:
