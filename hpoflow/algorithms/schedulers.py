@@ -272,14 +272,17 @@ class WarmHyperband:
         self.warmup = StoppingASHA(levels, eta)
         self.hyperband = SyncHyperband(levels, eta, list(range(s_max, -1, -1)))
         self.warm_configs = bracket_sizes(len(levels), eta, s_max)[0]
-        self.started = 0  # warm-up configurations handed out
         self.warm_ids: set[int] = set()  # configurations the warm-up owns (its continuations stay its own)
+
+    @property
+    def started(self) -> int:
+        """Warm-up configurations handed out so far."""
+        return len(self.warm_ids)
 
     def next_job(self, new_id: Callable[[], int]) -> Job:
         if self.warmup.queue or self.started < self.warm_configs:
             job = self.warmup.next_job(new_id)
             if job.new:
-                self.started += 1
                 self.warm_ids.add(job.config_id)
                 job.uniform = True
             return job
@@ -291,10 +294,10 @@ class WarmHyperband:
     def state_dict(self) -> dict[str, Any]:
         """Both phases' state (plain JSON); a warm-up configuration running at the checkpoint is forgotten and not
         replaced (the warm-up is then one configuration short)."""
-        return {"warmup": self.warmup.state_dict(), "hyperband": self.hyperband.state_dict(), "started": self.started,
+        return {"warmup": self.warmup.state_dict(), "hyperband": self.hyperband.state_dict(),
                 "warm_ids": sorted(self.warm_ids)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.warmup.load_state_dict(state["warmup"])
         self.hyperband.load_state_dict(state["hyperband"])
-        self.started, self.warm_ids = int(state["started"]), {int(i) for i in state["warm_ids"]}
+        self.warm_ids = {int(i) for i in state["warm_ids"]}

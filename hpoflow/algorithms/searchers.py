@@ -138,4 +138,3 @@ class GPSearcher(RandomSearcher):
         super().load_state_dict(state)
         self.proposed = int(state["proposed"])
         self.data = {int(k): [(list(u), r) for u, r in rows] for k, rows in state["data"]}
-
