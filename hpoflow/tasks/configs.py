@@ -158,8 +158,9 @@ class ReplayConfig:
     """Recorded learning curves replayed (hpoflow.tasks.replay): a finite configuration set of a real task."""
 
     name: str = "lc_replay"
-    benchmark: str = "digits_mlp"  # digits_mlp | breast_cancer_mlp | digits_gb | breast_cancer_gb | digits_cnn, or a
-    # .json.gz file that scripts/record_curves.py wrote
+    benchmark: str = "digits_mlp"  # digits_mlp | breast_cancer_mlp | digits_gb | breast_cancer_gb | digits_cnn, a
+    # learning-curve suite task <dataset>-<mlp|linear|gb> (e.g. hmda-mlp; the list: docs/benchmarks.md), or a
+    # .json.gz / .npz file that scripts/record_curves.py / scripts/record_suite.py wrote
     max_fidelity: int | None = None  # null: the recorded maximum; smaller: the curves cut there (a shorter training)
 
 

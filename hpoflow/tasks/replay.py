@@ -21,14 +21,15 @@ from hpoflow.core.fidelity import Fidelity
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import parse_space
 from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.suite import is_suite_task, load_suite_task, suite_tasks
 from hpoflow.tasks.trial_states import TrialStates
 
 CURVES = Path(__file__).parent / "curves"
 
 
 def benchmarks() -> list[str]:
-    """The benchmark files shipped with the package."""
-    return sorted(p.name.removesuffix(".json.gz") for p in CURVES.glob("*.json.gz"))
+    """The benchmarks shipped with the package: the five first recordings, then the suite's tasks."""
+    return sorted(p.name.removesuffix(".json.gz") for p in CURVES.glob("*.json.gz")) + suite_tasks()
 
 
 @lru_cache(maxsize=8)
@@ -38,10 +39,12 @@ def load_benchmark(name: str) -> dict[str, Any]:
     Raises:
         ValueError: no such file (one line naming the ones there are).
     """
+    if is_suite_task(name):
+        return load_suite_task(name)
     path = Path(name).expanduser() if name.endswith(".json.gz") else CURVES / f"{name}.json.gz"
     if not path.is_file():
         raise ValueError(f"task.benchmark='{name}' is unknown; allowed: {', '.join(benchmarks()) or 'none shipped'}, "
-                         "or a .json.gz file that scripts/record_curves.py wrote")
+                         "or a .json.gz / .npz file that scripts/record_curves.py / record_suite.py wrote")
     with gzip.open(path, "rt") as fh:
         data: dict[str, Any] = json.load(fh)
     return data
@@ -65,7 +68,11 @@ class ReplayTask(Task):
         self.fidelity = Fidelity(f["name"], f["min"], top, f["integer"])
         self.configs: list[dict[str, Any]] = data["configs"]
         self.curves: list[list[float]] = [c[:top] for c in data["curves"]]  # n x max: the value after each unit
-        self.seconds: list[float] = [s * top / f["max"] for s in data["seconds"]]  # n: seconds to the full level
+        per_step = data.get("step_seconds") or [[s / f["max"]] * f["max"] for s in data["seconds"]]
+        self.step_seconds: list[list[float]] = [row[:top] for row in per_step]  # n x max: seconds of each unit
+        self.seconds: list[float] = [sum(row) for row in self.step_seconds]  # n: seconds to the full level
+        self.test_curves: list[list[float]] | None = (
+            [c[:top] for c in data["test_curves"]] if "test_curves" in data else None)
         self.points = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])  # n x d
         self.candidates = self.points
         self._index = {_key(u.tolist()): i for i, u in enumerate(self.points)}
@@ -96,9 +103,11 @@ class ReplayTask(Task):
         start = reached if reached is not None and reached < level else 0
         self.states.put(config_id, level)
         curve = [[float(r), self.curves[i][r - 1]] for r in range(start + 1, level + 1)]
-        per_unit = self.seconds[i] / float(self.fidelity.max)
+        metrics = {"elapsed": float(sum(self.step_seconds[i][start:level])), "row": float(i)}
+        if self.test_curves is not None:
+            metrics["test_value"] = self.test_curves[i][level - 1]
         return Evaluation(value=self.curves[i][level - 1], cost=float(level - start), fidelity=float(level),
-                          curve=curve, metrics={"elapsed": per_unit * (level - start), "row": float(i)})
+                          curve=curve, metrics=metrics)
 
     def reference_values(self) -> dict[str, float]:
         return {"optimum": float(self.optimum)} if self.optimum is not None else {}
