@@ -15,7 +15,7 @@ from hpoflow.config.compose import library_settings
 from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
-from hpoflow.core.objectives import Objectives, pareto_front
+from hpoflow.core.objectives import Objectives, best_of_front, pareto_front
 from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
 from hpoflow.core.space import SearchSpace, describe_space, parse_space
 from hpoflow.tasks.base import Task
@@ -27,8 +27,9 @@ class Result:
     """A finished (or resumed-and-finished) run.
 
     Attributes:
-        best_config: the best observed configuration (None if nothing was observed).
-        best_value: its value, in the objective's own sign.
+        best_config: the best observed configuration (None if nothing was observed); with constraints or several
+            objectives, the best *feasible* one in the first objective (None if none was feasible).
+        best_value: its value, in the objective's own sign (a ``"max"`` objective is not negated).
         records: one :class:`~hpoflow.core.records.Record` per round (config, value, cost, failure).
         metrics: the metrics logged per round (value, best_value, regret, query_cost, wall_time, ...).
         summary: best value/config, cumulative and simple regret (if an optimum is known), cost, failures; and
@@ -55,8 +56,10 @@ def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict
               run_id: str | None, uri: str | None, objectives: Objectives | None = None) -> Result:
     pareto = None if objectives is None else pareto_front(
         objectives, ((r.config, r.values) for r in records if r.queried and not r.failed))
-    return Result(summary.get("best_config"), summary.get("best_value"), records, metrics, summary, status,
-                  run_id, uri, pareto)
+    best_config, best_value = summary.get("best_config"), summary.get("best_value")
+    if objectives is not None and pareto is not None:  # the book's best is in minimisation form and ignores constraints
+        best_config, best_value = best_of_front(objectives, pareto)
+    return Result(best_config, best_value, records, metrics, summary, status, run_id, uri, pareto)
 
 
 def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,

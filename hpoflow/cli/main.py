@@ -148,5 +148,5 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         from hpoflow.runner.build import algorithm_tags
 
         print_run_summary(result.summary, run.uri, run.run_id, getattr(run.loop.tracker, "experiment_id", None),
-                          algorithm_tags(run.loop.algorithm))
+                          algorithm_tags(run.loop.algorithm), run.loop.task.objectives, result.records)
     return result
