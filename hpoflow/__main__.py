@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from hpoflow.core.shadowing import shadowing_hint
+
+if __name__ == "__main__" and (_hint := shadowing_hint()):  # a folder named hpoflow here shadows the package
+    print(_hint, file=sys.stderr)
 if __name__ == "__main__" and any(a in ("--help", "-h") for a in sys.argv[1:]):
     from hpoflow.cli.help import help_text
 

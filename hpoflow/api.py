@@ -1,5 +1,5 @@
-"""The public library API: tune a Python function (:func:`minimize`, :func:`maximize`), build any registered
-algorithm by name (:func:`make_algorithm`), run a whole config as the CLI would (:func:`run_config`).
+"""The public library API: tune a Python function (``minimize``, ``maximize``), build any registered
+algorithm by name (``make_algorithm``), run a whole config as the CLI would (``run_config``).
 
 Every entry point composes the CLI's own config (``conf/``: the same defaults, the same one-line errors),
 then goes through the same build step, loop, tracking and checkpoints as ``python -m hpoflow``.
@@ -15,7 +15,7 @@ from hpoflow.config.compose import library_settings
 from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
-from hpoflow.core.objectives import Objectives, pareto_front
+from hpoflow.core.objectives import Objectives, best_of_front, pareto_front
 from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
 from hpoflow.core.space import SearchSpace, describe_space, parse_space
 from hpoflow.tasks.base import Task
@@ -27,9 +27,10 @@ class Result:
     """A finished (or resumed-and-finished) run.
 
     Attributes:
-        best_config: the best observed configuration (None if nothing was observed).
-        best_value: its value, in the objective's own sign.
-        records: one :class:`~hpoflow.core.records.Record` per round (config, value, cost, failure).
+        best_config: the best observed configuration (None if nothing was observed); with constraints or several
+            objectives, the best *feasible* one in the first objective (None if none was feasible).
+        best_value: its value, in the objective's own sign (a ``"max"`` objective is not negated).
+        records: one ``Record`` per round (config, value, cost, failure).
         metrics: the metrics logged per round (value, best_value, regret, query_cost, wall_time, ...).
         summary: best value/config, cumulative and simple regret (if an optimum is known), cost, failures; and
             what the algorithm chose when it was built, as its run's tags say (``algo="auto"``: ``auto.choice``,
@@ -55,8 +56,10 @@ def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict
               run_id: str | None, uri: str | None, objectives: Objectives | None = None) -> Result:
     pareto = None if objectives is None else pareto_front(
         objectives, ((r.config, r.values) for r in records if r.queried and not r.failed))
-    return Result(summary.get("best_config"), summary.get("best_value"), records, metrics, summary, status,
-                  run_id, uri, pareto)
+    best_config, best_value = summary.get("best_config"), summary.get("best_value")
+    if objectives is not None and pareto is not None:  # the book's best is in minimisation form and ignores constraints
+        best_config, best_value = best_of_front(objectives, pareto)
+    return Result(best_config, best_value, records, metrics, summary, status, run_id, uri, pareto)
 
 
 def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "auto", rounds: int | None = None,
@@ -70,15 +73,15 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
 
     Args:
         fn: the objective; ``config`` is a dict ``{parameter: value}``. Return a float, or an
-            :class:`~hpoflow.core.records.Evaluation` (noise-free value, cost, metrics). An exception or a NaN is a
+            ``Evaluation`` (noise-free value, cost, metrics). An exception or a NaN is a
             failed evaluation (``on_error``: ``fail`` ends the run, ``skip`` records it and goes on).
-        space: a :class:`SearchSpace` or a dict spec, e.g. ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5,
-            1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see :func:`hpoflow.core.space.parse_space`).
+        space: a ``SearchSpace`` or a dict spec, e.g. ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5,
+            1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}`` (see ``hpoflow.core.space.parse_space``).
         algo: a registered algorithm (``python -m hpoflow --help`` lists them), at its ``conf/algo`` defaults;
             ``auto`` (the default) picks one by the space and the budget, and ``Result.summary["auto.choice"]``
             (with ``auto.settings`` and ``auto.reason``) says which and why.
         rounds: the evaluation budget (default 30; with ``cost``, no limit but the cost).
-        fidelity: ``(name, min, max)`` (or a :class:`~hpoflow.core.fidelity.Fidelity`): ``fn`` takes the level as
+        fidelity: ``(name, min, max)`` (or a ``Fidelity``): ``fn`` takes the level as
             the keyword ``name`` (``def train(config, epochs): ...``) and a multi-fidelity algorithm (``hyperband``,
             ``asha``, ``sha``, ``mf_gp``; ``auto`` with ``cost``) chooses it; a float result costs the level.
         cost: the budget in cost units (fidelity units with ``fidelity``): the run stops once it is spent.
@@ -109,7 +112,7 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
         **settings: the algorithm's settings (``beta=3.0``, ``optimizer={"raw_samples": 64}``).
 
     Returns:
-        The :class:`Result` (``best_config``, ``best_value``, records, ``run_id`` when tracked).
+        The ``Result`` (``best_config``, ``best_value``, records, ``run_id`` when tracked).
 
     Raises:
         ConfigError: a bad algorithm name, setting or value (the CLI's one-line message), a bad store URI.
@@ -128,14 +131,14 @@ def maximize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
              on_error: str = "fail", hardware: str = "auto", progress: bool = False, fidelity: Any = None,
              cost: float | None = None, objectives: dict[str, str] | None = None,
              constraints: dict[str, Any] | None = None, reference: Any = None, **settings: Any) -> Result:
-    """Maximise ``fn(config)``; otherwise exactly :func:`minimize` (``best_value`` is the largest value seen)."""
+    """Maximise ``fn(config)``; otherwise exactly ``minimize`` (``best_value`` is the largest value seen)."""
     return _optimize(fn, space, Direction.MAXIMIZE, algo, rounds, seed, tracking, surrogate, checkpoint, name,
                      optimum, on_error, hardware, progress, settings, workers, executor, fidelity, cost,
                      (objectives, constraints, reference))
 
 
 def budget_rounds(rounds: int | None, cost: float | None) -> int:
-    """``rounds``, or the CLI's default for it (:func:`hpoflow.config.resolvers.default_rounds`: 30 evaluations, or
+    """``rounds``, or the CLI's default for it (``hpoflow.config.resolvers.default_rounds``: 30 evaluations, or
     no practical limit when a ``cost`` budget is given)."""
     from hpoflow.config.resolvers import default_rounds
 
@@ -277,11 +280,11 @@ def make_algorithm(name: str, space: SearchSpace | dict[str, Any] | Task, seed: 
     The algorithm works on ``[0, 1]^d`` and speaks ``ask(round) -> Suggestion`` (``.config``, ``.x`` of shape
     ``d``, ``.observe``) and ``tell(suggestion, Evaluation(value) | Failure(error))``; gradient methods
     (``my_hpo``, ``sho``) have ``step(round)`` instead and need their bilevel task, so they are built by
-    the CLI or :func:`run_config`.
+    the CLI or ``run_config``.
 
     Args:
         name: a registered algorithm, at its ``conf/algo/<name>.yaml`` defaults.
-        space: a :class:`SearchSpace` or a dict spec (see :func:`minimize`); or a :class:`Task`, whose space
+        space: a ``SearchSpace`` or a dict spec (see ``minimize``); or a ``Task``, whose space
             and direction are used (``direction`` is then ignored) and which the algorithm sees as its task.
         seed: seeds the algorithm and the global RNGs.
         rounds: the horizon the algorithm plans for (initial design size, UCB schedules).
@@ -334,8 +337,8 @@ def run_config(config: list[str] | dict[str, Any] | Settings, progress: bool = F
 def make_components(config: list[str] | dict[str, Any] | Settings) -> tuple[Task, Algorithm]:
     """Build the task and the algorithm of one job as ``python -m hpoflow`` would, without running it.
 
-    ``config`` as for :func:`run_config`. Hardware set-up and seeding happen as in a run. For a loop you drive
-    yourself (``ask``/``tell``, timing a decision) or :func:`hpoflow.run` with your own tracker and budget.
+    ``config`` as for ``run_config``. Hardware set-up and seeding happen as in a run. For a loop you drive
+    yourself (``ask``/``tell``, timing a decision) or ``hpoflow.run`` with your own tracker and budget.
 
     Raises:
         ConfigError: the first bad setting (one line).

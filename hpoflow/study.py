@@ -1,6 +1,6 @@
 """Ask/tell for a training loop the caller owns: ``trial = study.ask()``, train, ``study.tell(trial, value)``.
 
-A :class:`Study` is one run of the common loop (:class:`hpoflow.runner.loop.Loop`) advanced from outside: the same
+A ``Study`` is one run of the common loop (``hpoflow.runner.loop.Loop``) advanced from outside: the same
 regret book, MLflow records (run lease, statuses), checkpoints and resume as a CLI run. Several trials may be
 pending at once (8 GPUs, a cluster): ``ask()`` again before telling, tell in any order.
 """
@@ -96,9 +96,9 @@ class Study:
     refuse a second ``ask()`` in one line.
 
     Args:
-        space: a :class:`SearchSpace` or a dict spec (see :func:`hpoflow.minimize`).
+        space: a ``SearchSpace`` or a dict spec (see ``hpoflow.minimize``).
         algo: a registered ask/tell algorithm at its ``conf/algo`` defaults; ``**settings`` override them. ``auto``
-            (the default, as in :func:`hpoflow.minimize`) picks one by the space and the budget
+            (the default, as in ``hpoflow.minimize``) picks one by the space and the budget
             (``result().summary["auto.choice"]`` says which); where it picks ``cobyqa`` (a continuous space, 40 to
             20 x d rounds), a second ``ask()`` before a tell is refused in one line naming ``algo=turbo``.
         rounds: the budget: the study ends (FINISHED) after this many tells (default 30; with ``cost``, no limit
@@ -110,17 +110,17 @@ class Study:
         prune: ``asha`` (the default with a fidelity, unless the algorithm chooses fidelities itself): at each rung
             level (min * 3^k) a reporting trial goes on only while it is in the top third of the rung; ``none``.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs.
-        tracking: None, an MLflow store URI, or tracking settings (see :func:`hpoflow.minimize`).
+        tracking: None, an MLflow store URI, or tracking settings (see ``hpoflow.minimize``).
         checkpoint: a file for the study's state after every tell. A new Study with the same arguments and an
             existing checkpoint continues it (its MLflow run too); a trial asked but not told is asked again.
         direction: ``minimize`` (the default) or ``maximize`` (accuracies, rewards): which way ``best_value`` goes.
         name: the task's name (tags, default MLflow experiment).
         on_error: ``skip`` (default): a failed trial is recorded and the study goes on; ``fail``: it ends the
             study as FAILED (``tell`` raises ObjectiveError).
-        objectives: several objectives, as for :func:`hpoflow.minimize`; ``tell`` then takes a dict of named values
+        objectives: several objectives, as for ``hpoflow.minimize``; ``tell`` then takes a dict of named values
             (a missing objective or constraint: ValueError, the trial stays pending).
-        constraints: bounds on told values, as for :func:`hpoflow.minimize`.
-        reference: the hypervolume reference point, as for :func:`hpoflow.minimize`.
+        constraints: bounds on told values, as for ``hpoflow.minimize``.
+        reference: the hypervolume reference point, as for ``hpoflow.minimize``.
 
     Leaving a ``with`` block normally finishes the study (FINISHED, even before its budget is spent); an
     exception leaves it FAILED (KILLED for Ctrl-C). A process that exits with the study open leaves it KILLED,
@@ -235,7 +235,7 @@ class Study:
         The study finishes (FINISHED) when this was the last round of the budget.
 
         Returns:
-            The round's :class:`~hpoflow.core.records.Record`.
+            The round's ``Record``.
 
         Raises:
             ValueError: ``trial`` is not pending, or neither a value nor ``failed`` was given, or (with objectives) an

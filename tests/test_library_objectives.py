@@ -124,3 +124,16 @@ def test_a_study_tells_dicts_of_values():
     r = study.result()
     assert len(r.records) == 6 and r.pareto and r.metrics[-1]["hypervolume"] > 0
     assert [rec.value for rec in r.records] == [rec.values["f1"] for rec in r.records]
+
+
+def test_result_best_is_the_best_feasible_point_in_the_objectives_own_sign():
+    r = hpoflow.minimize(lambda c: {"acc": c["x"], "t": c["x"] ** 2}, SPACE, algo="random", rounds=8,
+                         objectives={"acc": "max", "t": "min"})
+    accs = [rec.values["acc"] for rec in r.records]
+    assert r.best_value == max(accs) > 0  # not negated
+    assert r.best_config == r.records[accs.index(max(accs))].config
+    c = hpoflow.minimize(lambda cfg: {"f": cfg["x"], "mem": 100 * cfg["x"]}, SPACE, algo="random", rounds=12,
+                         objectives={"f": "max"}, constraints={"mem": ("<=", 50)})
+    feasible = [rec.values["f"] for rec in c.records if rec.values["mem"] <= 50]
+    assert c.best_value == max(feasible) and c.best_config["x"] <= 0.5
+    assert max(rec.values["f"] for rec in c.records) > 0.5  # the unconstrained best was infeasible

@@ -19,7 +19,7 @@ class BuildContext:
     """What every algorithm may need besides its own config.
 
     ``dtype`` and ``device`` are torch's; given none, they come from ``hardware`` (a
-    :class:`hpoflow.core.hardware.Resolved`, resolved -- torch imported -- only when read) or default to float64
+    ``hpoflow.core.hardware.Resolved``, resolved -- torch imported -- only when read) or default to float64
     on the CPU. ``dtype_name`` says which without torch.
     """
 
@@ -62,7 +62,7 @@ class BuildContext:
         self._device = value
 
     def generator(self, offset: int = 0) -> torch.Generator:
-        """A torch generator seeded with ``seed * 1_000_003 + offset`` (:meth:`generator_seed`)."""
+        """A torch generator seeded with ``seed * 1_000_003 + offset`` (``generator_seed``)."""
         import torch
 
         g = torch.Generator()
@@ -160,8 +160,8 @@ class AskTellAlgorithm(Algorithm):
 
     Pending points: ``pending_rule`` names how the algorithm proposes a point while earlier suggestions are
     still being evaluated (``workers > 1``, or ``Study.ask()`` again before ``tell``); ``None`` refuses that
-    (:class:`PendingNotSupported`). The loop calls :meth:`ask_pending`; subclasses that support pending points
-    override :meth:`_ask_with_pending` unless ``ask`` alone already gives distinct points.
+    (``PendingNotSupported``). The loop calls ``ask_pending``; subclasses that support pending points
+    override ``_ask_with_pending`` unless ``ask`` alone already gives distinct points.
     """
 
     pending_rule: ClassVar[str | None] = None

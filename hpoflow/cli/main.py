@@ -62,12 +62,12 @@ def run_job(cfg: DictConfig) -> None:
         sys.exit(status)
 
     try:
-        raw = resolved(cfg)
-        settings = validate(raw)
         experiment = hc.runtime.choices.get("experiment")
-        if experiment and not multirun:
+        if experiment and not multirun:  # before validate: answered without importing torch (validate may)
             raise ConfigError(f"experiment={experiment} is a study (a sweep): run it with -m "
                               f"(python -m hpoflow -m experiment={experiment})")
+        raw = resolved(cfg)
+        settings = validate(raw)
         plan = plan_job(settings, list(hc.overrides.task), raw, multirun)
         if isinstance(plan, str):  # a study re-run: this job's run is already FINISHED (or kept FAILED)
             print(f"job {hc.job.num}: {plan}", flush=True)
@@ -148,5 +148,5 @@ def run_from_settings(s: Settings, config_text: str = "", sweep_id: str | None =
         from hpoflow.runner.build import algorithm_tags
 
         print_run_summary(result.summary, run.uri, run.run_id, getattr(run.loop.tracker, "experiment_id", None),
-                          algorithm_tags(run.loop.algorithm))
+                          algorithm_tags(run.loop.algorithm), run.loop.task.objectives, result.records)
     return result

@@ -5,13 +5,18 @@ import hashlib
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpoflow.core.signals import Interrupted
 from hpoflow.store.health import StoreLost
 from hpoflow.store.lease import LeaseLost
 from hpoflow.store.params import mask_secrets
+
+if TYPE_CHECKING:
+    from hpoflow.core.objectives import Objectives
+    from hpoflow.core.records import Record
 
 RUN_LOST = (StoreLost, LeaseLost)  # the run cannot be written any more; its checkpoint is kept (exit 1)
 
@@ -95,23 +100,18 @@ def exit_without_store_cleanup(code: int) -> None:
 
 
 def print_run_summary(summary: dict[str, Any], uri: str | None, run_id: str | None,
-                      experiment_id: str | None = None, algorithm_tags: dict[str, str] | None = None) -> None:
+                      experiment_id: str | None = None, algorithm_tags: dict[str, str] | None = None,
+                      objectives: Objectives | None = None, records: Sequence[Record] = ()) -> None:
     """The end-of-run lines; for a server, the run's page (in place of MLflow's own unmasked ``View run`` line).
 
     ``algorithm_tags``: what the algorithm recorded about its own choices (``algo=auto``), one ``key: value`` line each.
+    ``objectives`` and ``records``: a task with constraints or several objectives prints its best feasible point
+    or its front (``hpoflow.cli.summary``).
     """
+    from hpoflow.cli.summary import summary_lines
+
     lines = [f"{key}: {value}" for key, value in (algorithm_tags or {}).items() if value]
-    lines += [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
-    if summary.get("cumulative_regret") is not None:
-        lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
-                     f"simple regret: {summary.get('simple_regret')}")
-    lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {summary.get('failed')}")
-    if summary.get("best_feasible") is not None:  # one objective with constraints: best value ignores them
-        lines.append(f"best feasible value: {summary['best_feasible']:.6g} (best value above ignores the constraints)")
-    elif summary.get("pareto_size") is not None:  # several objectives
-        hv = summary.get("hypervolume")
-        lines.append(f"pareto front: {int(summary['pareto_size'])} points" + ("" if hv is None else
-                                                                              f"   hypervolume: {hv:.6g}"))
+    lines += summary_lines(summary, objectives, records)
     if uri:
         uri = mask_secrets(uri)
         lines.append(f"MLflow run {run_id} in {uri}")

@@ -11,6 +11,7 @@ from typing import Any
 
 from hpoflow.config.library import library_settings, override_error
 from hpoflow.config.settings import ConfigError
+from hpoflow.core.suggest import did_you_mean
 
 __all__ = ["compose", "library_settings", "one_line"]
 
@@ -30,6 +31,9 @@ def one_line(ex: BaseException) -> str | None:
         options = [ln for ln in lines[1:] if not ln.endswith(":")]
         if any(f"hydra/launcher/{p}" in head for p in ("ray", "submitit")):
             head += " (the launcher plugin is not installed: pip install 'hpoflow[cluster]')"
+        missing = re.search(r"Could not find '(?:[^'/]*/)*([^'/]*)'", head)  # 'algo/hyprband' -> hyprband
+        if missing and options:
+            head += did_you_mean(missing.group(1), options)
         return f"{head}; allowed: {', '.join(options)}" if options else head
     ambiguous = re.match(r"Ambiguous value for argument '([^']*)'", str(ex))
     if ambiguous:  # a comma list without -m

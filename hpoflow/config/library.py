@@ -21,6 +21,7 @@ from typing import Any
 from hpoflow.config.schema import CONF_DIR, RootConfig, node, schema_options
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.config.validation import MAX_NAME
+from hpoflow.core.suggest import did_you_mean
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")  # a word Hydra reads as a string without quotes
 _KEYWORDS = ("true", "false", "null", "nan", "inf")
@@ -72,7 +73,8 @@ def override_error(head: str, cause: BaseException) -> str:
     allowed = ""
     obj = getattr(cause, "object_type", None)
     if "not in" in first and obj is not None and dataclasses.is_dataclass(obj):
-        allowed = "; allowed keys: " + ", ".join(f.name for f in dataclasses.fields(obj))
+        names = [f.name for f in dataclasses.fields(obj)]
+        allowed = did_you_mean(str(getattr(cause, "key", "")), names) + "; allowed keys: " + ", ".join(names)
     key = getattr(cause, "full_key", None)
     return f"{tidy_head(head)}: {first}" + (f" (key: {key})" if key else "") + allowed
 
@@ -138,8 +140,9 @@ def _option(group: str, name: Any) -> Any:
     options = schema_options()[group]
     yaml_options = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
     if not isinstance(name, str) or name not in options:
-        allowed = ", ".join(sorted(set(options) | set(yaml_options)))
-        raise ConfigError(f"Could not find '{group}/{name}'; allowed: {allowed}")
+        names = sorted(set(options) | set(yaml_options))
+        hint = did_you_mean(name, names) if isinstance(name, str) else ""
+        raise ConfigError(f"Could not find '{group}/{name}'{hint}; allowed: {', '.join(names)}")
     return OmegaConf.merge(node(options[name]), _yaml(group, name)[0])
 
 

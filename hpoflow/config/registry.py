@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from hpoflow.core.component import GROUP_OF_KIND, KINDS, Entry, MissingExtraError, entry
+from hpoflow.core.suggest import did_you_mean
 
 __all__ = ["GROUP_OF_KIND", "KINDS", "Entry", "MissingExtraError", "UnknownComponentError", "builtin_entries",
            "entries", "get", "register", "register_algorithm", "register_task"]
@@ -118,5 +119,6 @@ def get(kind: str, name: str) -> Entry:
     try:
         return _REGISTRY[kind][name]
     except KeyError:
-        allowed = ", ".join(sorted(_REGISTRY[kind]))
-        raise UnknownComponentError(f"{GROUP_OF_KIND[kind]}='{name}' is unknown; allowed: {allowed}") from None
+        names = sorted(_REGISTRY[kind])
+        raise UnknownComponentError(f"{GROUP_OF_KIND[kind]}='{name}' is unknown{did_you_mean(str(name), names)}; "
+                                    f"allowed: {', '.join(names)}") from None

@@ -9,6 +9,7 @@ from hpoflow.config import registry
 from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
+from hpoflow.core.suggest import did_you_mean
 
 
 class ConfigError(ValueError):
@@ -43,8 +44,8 @@ def _to_dataclass(cls: type, values: dict[str, Any], group: str) -> Any:
     names = {f.name for f in fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"{group}.{unknown[0]} is not a setting of {group}={values.get('name')}; "
-                          f"allowed: {', '.join(sorted(names))}")
+        raise ConfigError(f"{group}.{unknown[0]} is not a setting of {group}={values.get('name')}"
+                          f"{did_you_mean(unknown[0], sorted(names))}; allowed: {', '.join(sorted(names))}")
     kwargs = {}
     for f in fields(cls):
         if f.name not in values:

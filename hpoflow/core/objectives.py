@@ -256,9 +256,9 @@ class ParetoBook:
             return {}
         return {"best_feasible": spec.signs()[0] * min(p[0] for p in self.front)}
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> dict[str, Any]:
         """The front's size and (with a reference point) hypervolume, for the run's summary."""
-        out: dict[str, float] = {"pareto_size": float(len(self.front))}
+        out: dict[str, Any] = {"pareto_size": len(self.front)}  # a count: an int
         ref = self.objectives.reference_minimised()
         if ref is not None:
             out["hypervolume"] = hypervolume(self.front, ref)
@@ -280,3 +280,17 @@ def pareto_front(objectives: Objectives, rows: Iterable[tuple[dict[str, Any], Ma
             kept.append((dict(config), dict(values)))
             points.append(point)
     return [{"config": kept[i][0], "values": kept[i][1]} for i in non_dominated(points)]
+
+
+def best_of_front(objectives: Objectives, front: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None,
+                                                                                      float | None]:
+    """The point of ``front`` (``pareto_front``'s output) best in the first objective: its config and that
+    objective's value in its own sign (a ``"max"`` objective is not negated); ``(None, None)`` for an empty front.
+
+    With one objective and constraints this is the best feasible evaluation; ties go to the earliest.
+    """
+    if not front:
+        return None, None
+    name, sign = objectives.names[0], objectives.signs()[0]
+    best = min(front, key=lambda p: sign * float(p["values"][name]))
+    return dict(best["config"]), float(best["values"][name])

@@ -82,7 +82,7 @@ def as_evaluation(value: Any) -> Evaluation:
 
 
 def as_outcome(value: Any) -> Evaluation | Failure:
-    """What ``tell`` accepts: an Evaluation, a Failure, or a number (see :func:`as_evaluation`)."""
+    """What ``tell`` accepts: an Evaluation, a Failure, or a number (see ``as_evaluation``)."""
     return value if isinstance(value, Failure) else as_evaluation(value)
 
 

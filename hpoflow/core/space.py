@@ -287,12 +287,12 @@ def _parameter(name: str, spec: Any) -> Parameter:
 
 
 def parse_space(spec: SearchSpace | dict[str, Any]) -> SearchSpace:
-    """A :class:`SearchSpace` from a plain dict, in the dict's order, e.g.
+    """A ``SearchSpace`` from a plain dict, in the dict's order, e.g.
     ``{"x": ("float", -1.0, 1.0), "lr": ("log", 1e-5, 1e-1), "layers": ("int", 1, 4), "act": ["relu", "tanh"]}``
     (``("logint", 1, 512)``: integers on a log scale; a value may also be a ``Float``/``Int``/``Categorical``).
     Each numeric parameter may also be a dict, ``{"type": "log", "low": 1e-5, "high": 1e-1}``, and a categorical
     ``{"type": "categorical", "choices": [...]}``: the form that survives JSON and YAML (which turn tuples into
-    lists), and what :func:`describe_space` writes. A list whose first element is a type name (``["log", 1e-5,
+    lists), and what ``describe_space`` writes. A list whose first element is a type name (``["log", 1e-5,
     0.1]``) is refused as ambiguous. A ``SearchSpace`` is returned as it is.
 
     Raises:

@@ -16,13 +16,33 @@ May import: :mod:`hpoflow.core`, the components, :mod:`hpoflow.config`, :mod:`hp
 """
 from __future__ import annotations
 
-from hpoflow.report.aggregate import Summary, mean_ci, summarise
-from hpoflow.report.figures import plot_task
-from hpoflow.report.loading import RunCurve, StudyData, load_curves, load_study
-from hpoflow.report.tables import format_table
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hpoflow.report.aggregate import Summary, mean_ci, summarise
+    from hpoflow.report.figures import plot_task
+    from hpoflow.report.loading import RunCurve, StudyData, load_curves, load_study
+    from hpoflow.report.tables import format_table
+
+# the public names, imported on first use: `python -m hpoflow.report` answers a bad key or a missing experiment
+# without pandas, SciPy or MLflow
+_EXPORTS = {"Summary": "aggregate", "mean_ci": "aggregate", "summarise": "aggregate", "plot_task": "figures",
+            "RunCurve": "loading", "StudyData": "loading", "load_curves": "loading", "load_study": "loading",
+            "format_table": "tables"}
 
 __all__ = ["RunCurve", "StudyData", "Summary", "format_table", "load_curves", "load_study", "main", "mean_ci",
            "plot_task", "summarise"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hpoflow.report' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"hpoflow.report.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hpoflow.report.loading import REPORT_KIND_TAG, SelectionError, StudyData, load_study
-from hpoflow.report.statistics import ReportError
+if TYPE_CHECKING:  # loading and statistics import pandas and SciPy: a refused command never needs them
+    from hpoflow.report.loading import StudyData
 
 ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
            "report": {"out", "sweep_id", "parent_run_id", "tags", "include_failed", "best_config",
@@ -84,6 +84,7 @@ def _allowed_text() -> str:
 
 def log_summary_run(uri: str, experiment: str, files: list[Path], tags: dict[str, str]) -> str:
     """Create a FINISHED run tagged ``hpoflow.kind=report`` holding ``files`` as artifacts; return its id."""
+    from hpoflow.report.loading import REPORT_KIND_TAG
     from hpoflow.store.backend import artifact_location, get_or_create_experiment, make_client
 
     client = make_client(uri)
@@ -147,11 +148,27 @@ def _probe(uri: str) -> str | None:
     return None
 
 
+def _refused_early(cfg: Any) -> str | None:
+    """An unknown study, or an experiment a SQLite store does not hold: one line, before any heavy import."""
+    from hpoflow.report.precheck import missing_experiment, study_experiment
+    from hpoflow.store.backend import default_uri, sqlite_path
+
+    if cfg.get("experiment"):
+        try:
+            study_experiment(str(cfg.experiment))
+        except ValueError as exc:
+            return str(exc)
+    experiment = (cfg.get("tracking") or {}).get("experiment")  # a study's own: its paper table says what is missing
+    uri = str((cfg.get("tracking") or {}).get("uri") or default_uri())
+    db = sqlite_path(uri)
+    if db is None or not experiment:
+        return None
+    return missing_experiment(db, uri, str(experiment))
+
+
 def main(argv: list[str] | None = None) -> int:
     from omegaconf import OmegaConf
 
-    from hpoflow.report.build import build
-    from hpoflow.report.compute import parse_settings
     from hpoflow.store.backend import default_uri
     from hpoflow.store.params import mask_secrets
 
@@ -166,6 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"Error: {problem}; allowed keys: {_allowed_text()}", file=sys.stderr)
         return 2
+    refused = _refused_early(cfg)
+    if refused:
+        print(f"Error: {refused}", file=sys.stderr)
+        return 2
+    from hpoflow.report.build import build
+    from hpoflow.report.compute import parse_settings
+    from hpoflow.report.loading import SelectionError, load_study
+    from hpoflow.report.statistics import ReportError
+
     tracking, report = cfg.get("tracking") or {}, cfg.get("report") or {}
     log_mode = str(report.get("log_to_mlflow", "auto")).lower()
     try:

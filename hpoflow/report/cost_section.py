@@ -161,7 +161,9 @@ def cost_section(data: StudyData, settings: cp.CostSettings, out: Path) -> CostS
         "Each run as a step function of its cumulative query cost (fidelity units on a multi-fidelity task, one "
         "per evaluation elsewhere): its normalised regret (best so far − f*) / (worst initial value − f*) after "
         "the last round whose cost is within a fraction of the task's budget (1 before its first counted value; "
-        "a failed run is 1 after its last round). " + _sentence(INCUMBENT_TEXT[cr.incumbent])),
+        "a failed run is 1 after its last round). This is not the normalised regret of the \"Across tasks\" "
+        "section, whose 1 is random search's median final value (or the runs' median first value): with 1 at the "
+        "worst first value instead, the same run's regret is smaller here. " + _sentence(INCUMBENT_TEXT[cr.incumbent])),
         Table(scales_table(cr)), Text("Budget: the study's budget.cost where set, else the largest cost any run of "
                                       "the task reached; f*: the known optimum, else the best value any run found; "
                                       "the range's other end: the worst of the runs' first counted values.",

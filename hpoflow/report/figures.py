@@ -65,10 +65,25 @@ def _draw(ax, x: np.ndarray, curves: np.ndarray, label: str, color: str | None =
     ax.fill_between(x, mean - half, mean + half, alpha=0.2, color=color)
 
 
+def fitted_title(title: str, width_in: float, fontsize: float) -> str:
+    """``title`` wrapped at spaces into lines that fit ``width_in`` inches at ``fontsize`` points (an average
+    character of matplotlib's default font is about 0.55 em wide), so no title is clipped at the figure's edge."""
+    import textwrap
+
+    per_line = max(20, int(width_in * 72 / (0.55 * fontsize)))
+    return textwrap.fill(title, per_line, break_long_words=False, break_on_hyphens=False)
+
+
 def _finish(fig, title: str, out: Path, stem: str) -> list[Path]:
-    """Title, lay out, save in every format and close a figure; the paths written."""
-    fig.suptitle(title)
-    fig.tight_layout()
+    """Title (wrapped to the figure's width), lay out, save in every format and close a figure; the paths."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=rcParams["figure.titlesize"]).get_size_in_points()
+    text = fitted_title(title, fig.get_figwidth() * 0.96, size)
+    fig.suptitle(text, fontsize=size)
+    lines = text.count("\n") + 1
+    fig.tight_layout(rect=(0, 0, 1, 1 - lines * 1.45 * size / 72 / fig.get_figheight()))  # room for the title
     paths = _save(fig, out, stem)
     _pyplot().close(fig)
     return paths

@@ -236,15 +236,20 @@ def _col(df: pd.DataFrame, name: str, default: Any = "") -> pd.Series:
 
 
 def _task_key(df: pd.DataFrame) -> pd.Series:
-    """``task`` tag plus the run's ``task.*`` params that set something (``"rastrigin dim=4"``)."""
+    """``task`` tag plus the run's ``task.*`` params that set something and differ between the selected runs of
+    that task (``"rastrigin dim=4"`` beside ``"rastrigin dim=2"``; a task run with one setting is just its name),
+    so that labels stay short and two different tasks never share one."""
     cols = sorted(c for c in df.columns if c.startswith("params." + TASK_PARAM_PREFIX)
                   and c.removeprefix("params.") not in IGNORED_TASK_PARAMS)
-    key = _col(df, "tags.task", "?").fillna("?").astype(str)
+    names = _col(df, "tags.task", "?").fillna("?").astype(str)
+    key = names
     for c in cols:
         v = df[c]
         name = c.removeprefix("params." + TASK_PARAM_PREFIX)
-        keep = v.notna() & ~v.isin(["None", ""])
-        key = key.where(~keep, key + " " + name + "=" + v.astype(str))
+        is_set = v.notna() & ~v.isin(["None", ""])
+        spelled = v.astype(str).where(is_set, "")  # unset counts as one more value: "dim=2" differs from unset
+        differs = spelled.groupby(names).transform("nunique") > 1
+        key = key.where(~(is_set & differs), key + " " + name + "=" + v.astype(str))
     return key
 
 

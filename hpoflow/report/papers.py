@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from hpoflow.report.precheck import study_experiment
+
 # Paper 000, Section 5 tables (MNIST): mean, std of the final validation loss, per acquisition and T, for its N.
 BBO_PAPER = {
     "bbo_ei": {20: [(3.15, .75), (2.73, .03), (2.70, .04), (2.43, .12), (2.46, .13)],
@@ -433,24 +435,6 @@ LAYOUTS: dict[str, Callable[[Any], str]] = {
     "go_ucb_synthetic": go_ucb_regret,
     "go_ucb_f1": go_ucb_regret,
 }
-
-
-def study_experiment(name: str) -> str:
-    """The MLflow experiment a study writes to (its file's ``tracking.experiment``, else its name).
-
-    Raises:
-        ValueError: no ``conf/experiment/<name>.yaml``; the message lists the studies there are.
-    """
-    import yaml
-
-    from hpoflow.config.schema import CONF_DIR
-
-    path = CONF_DIR / "experiment" / f"{name}.yaml"
-    if not path.is_file():
-        allowed = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
-        raise ValueError(f"experiment={name} is unknown; allowed: {', '.join(allowed)}")
-    declared = yaml.safe_load(path.read_text()) or {}
-    return str((declared.get("tracking") or {}).get("experiment") or name)
 
 
 def paper_table(uri: str, name: str, out: Path | None = None) -> str | None:

@@ -436,15 +436,15 @@ class SeedAdequacy:
     needed: float          # seeds for 80% power at alpha
 
     def line(self) -> str:
-        if math.isinf(self.needed):
-            need = "infinitely many (no difference observed)"
-        else:
-            need = f"{math.ceil(self.needed)}" if self.needed <= 1000 else "more than 1,000"
+        observed = (f"{self.task}: {self.second} − {self.first} = {self.effect:+.3g} "
+                    f"[{self.ci_low:.3g}, {self.ci_high:.3g}] over {self.n} paired seeds")
+        if math.isinf(self.needed):  # d_z = 0: no seed count can tell the two apart
+            return (f"{observed}: no mean difference (d_z = 0); they do equally well in these seeds, and more "
+                    "seeds would not tell them apart")
+        need = f"{math.ceil(self.needed)}" if self.needed <= 1000 else "more than 1,000"
         verdict = ("enough" if self.n >= self.needed else "not enough")
-        return (f"{self.task}: {self.second} − {self.first} = {self.effect:+.3g} "
-                f"[{self.ci_low:.3g}, {self.ci_high:.3g}] over {self.n} paired seeds (d_z = {self.dz:.2f}); "
-                f"a paired t-test needs {need} seeds for {POWER:.0%} power at α = {ALPHA} — "
-                f"{self.n} are {verdict}")
+        return (f"{observed} (d_z = {self.dz:.2f}); a paired t-test needs {need} seeds for {POWER:.0%} power at "
+                f"α = {ALPHA} — {self.n} are {verdict}")
 
 
 def seed_adequacy(final: pd.DataFrame) -> list[SeedAdequacy]:

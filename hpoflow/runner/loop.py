@@ -315,7 +315,7 @@ def run(task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget
     The tracker is finished in every case: FINISHED, FAILED (exception, with the error as a tag) or
     KILLED (Ctrl-C); everything logged before the failure is flushed first. ``checkpoint``: save the loop
     state after every completed round (see ``hpoflow.core.checkpoint``); ``resume``: continue from a loaded
-    checkpoint (see :class:`Loop`).
+    checkpoint (see ``Loop``).
 
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.

@@ -17,6 +17,8 @@ from hpoflow.core.objectives import Objectives, pareto_front
 from hpoflow.core.records import Record, RunStatus
 from hpoflow.store import lease as leases
 from hpoflow.store.backend import artifact_location, get_or_create_experiment, is_database, make_client, retry
+from hpoflow.store.curve_figure import FILENAME as CURVES_FILE
+from hpoflow.store.curve_figure import plot_learning_curves
 from hpoflow.store.health import StoreHealth, StoreLost
 from hpoflow.store.params import mask_secrets, redact_tree, to_mlflow_params
 
@@ -61,6 +63,7 @@ class MlflowTracker:
         self.plots = plots
         self.objectives = objectives  # several objectives: the run's Pareto front is written as pareto.json/.csv
         self._points: list[tuple[dict[str, Any], dict[str, float]]] = []  # (config, values) of the evaluations
+        self._curves: dict[int, list[list[float]]] = {}  # config id -> [[step, value], ...]: learning_curves.png
         self.client = make_client(uri)
         self.artifact_store: Any = self.client  # log_artifact(s) of the run: its repository once it is known
         self.run_id: str | None = run_id
@@ -180,6 +183,9 @@ class MlflowTracker:
         row.update({f"values.{k}": v for k, v in record.values.items()})  # objectives and constraints, raw
         if self.objectives is not None and record.queried and not record.failed and record.values:
             self._points.append((dict(record.config), dict(record.values)))
+        if record.curve:
+            self._curves.setdefault(record.config_id if record.config_id is not None else record.round,
+                                    []).extend(record.curve)
         self._rows.append(row)
         self._rounds_since_flush += 1
         if (self._rounds_since_flush >= self.flush_every or len(self._buffer) >= MAX_BATCH
@@ -313,6 +319,11 @@ class MlflowTracker:
                     plot_trajectory(self._rows, folder / "regret.png")
             if self.objectives is not None:
                 write_pareto(self.objectives, self._points, folder)
+            if self._curves:
+                try:
+                    plot_learning_curves(self._curves, folder / CURVES_FILE)
+                except Exception as exc:  # noqa: BLE001 - a figure must never fail the run
+                    warnings.warn(f"learning-curve figure failed: {type(exc).__name__}: {exc}", stacklevel=2)
             for writer in self._artifact_writers if self.plots else []:
                 try:
                     paths = writer(folder)

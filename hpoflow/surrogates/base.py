@@ -12,8 +12,8 @@ capability an algorithm relies on, with every member it reads:
 - ``NetworkSurrogate`` (NeuralSurrogate): the parametric network ``f_w(x)`` itself (GO-UCB).
 
 An algorithm declares the one it needs as its class attribute ``surrogate_protocol``; composition checks the
-registered surrogate's class against it with :func:`provides` before any run starts, and the algorithm checks
-the built model with ``isinstance`` (the protocols are runtime-checkable). :func:`needs` words the refusal.
+registered surrogate's class against it with ``provides`` before any run starts, and the algorithm checks
+the built model with ``isinstance`` (the protocols are runtime-checkable). ``needs`` words the refusal.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class StandardizedSurrogate(Surrogate, Protocol):
 class ExtendableSurrogate(Surrogate, Protocol):
     """A surrogate that takes one more observation cheaply, its hyperparameters and output scaling unchanged
     (the exact GP: a rank-one extension of its Cholesky factor, O(n^2)). A kriging believer
-    (:mod:`hpoflow.algorithms.pending`) uses it to condition a copy on pending points without a refit."""
+    (``hpoflow.algorithms.pending``) uses it to condition a copy on pending points without a refit."""
 
     n: int  # observations so far
 
@@ -244,7 +244,7 @@ def provides(cls: type, protocol: type) -> bool:
     A method or property counts where ``cls`` (or a base) defines it; an instance attribute where a class
     annotates it (``X: Tensor`` in the class body); an attribute the protocol types with another protocol
     (``model: ParametricNetwork``) must be annotated with a class that provides that one. No instance is built:
-    composition checks a pair before any model exists; :func:`conforms` checks a built model.
+    composition checks a pair before any model exists; ``conforms`` checks a built model.
     """
     declared = set(dir(cls))
     for base in cls.__mro__:

@@ -24,10 +24,10 @@ class Task(ABC):
         optimum: the known optimal value f*, or None (reports then use the best value seen).
         bound: a known bound on f* (e.g. accuracy <= 1) used for run-time regret when f* is unknown.
         candidates: a finite set of encoded points (``m x d``) when the domain is a finite set.
-        fidelity: the resource an evaluation may be given (:class:`hpoflow.core.fidelity.Fidelity`), or None. A task
-            that declares one implements :meth:`evaluate_at`; its ``evaluate`` is the full fidelity's.
+        fidelity: the resource an evaluation may be given (``hpoflow.core.fidelity.Fidelity``), or None. A task
+            that declares one implements ``evaluate_at``; its ``evaluate`` is the full fidelity's.
         objectives: several objectives and constraints over the Evaluation's named ``values``
-            (:class:`hpoflow.core.objectives.Objectives`), or None (one objective: ``value``). With them, ``value``
+            (``hpoflow.core.objectives.Objectives``), or None (one objective: ``value``). With them, ``value``
             is the first objective in minimisation form and ``direction`` is MINIMIZE.
     """
 

@@ -76,7 +76,6 @@ def advance_models(task: Any, state: FoldModels, start: int, stop: int) -> list[
     per_fold = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # convergence warnings, as the full-fidelity task
-        warnings.simplefilter("ignore", FutureWarning)  # go_ucb gb: `criterion` is deprecated (scikit-learn 1.9)
         for i, (train, val) in enumerate(task.fold_indices()):
             per_fold.append(_advance_one(task, state, i, task.X[train], task.y[train], task.X[val], task.y[val],
                                          start, stop))

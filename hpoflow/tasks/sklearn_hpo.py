@@ -97,7 +97,18 @@ def _go_ucb_estimator(model: str, config: dict[str, Any], seed: int) -> Any:
         return RandomForestClassifier(**config, random_state=seed, n_jobs=1)
     if model == "mlp":
         return make_pipeline(StandardScaler(), MLPClassifier(**config, solver="adam", random_state=seed))
+    if _criterion_deprecated(GradientBoostingClassifier):  # scikit-learn >= 1.9: no effect, and a FutureWarning
+        config = {k: v for k, v in config.items() if k != "criterion"}
     return GradientBoostingClassifier(**config, random_state=seed)
+
+
+def _criterion_deprecated(cls: type) -> bool:
+    """The estimator's ``criterion`` defaults to ``"deprecated"`` (gradient boosting since scikit-learn 1.9: both
+    of the space's choices build the same trees, so the parameter stays in the space and is not passed)."""
+    import inspect
+
+    param = inspect.signature(cls).parameters.get("criterion")
+    return param is not None and param.default == "deprecated"
 
 
 def model_size(est: Any) -> float:

@@ -102,3 +102,14 @@ def test_bad_selection_is_a_selection_error(study):
     with pytest.raises(SelectionError, match="parent_run_id='abc'"):
         load_study(study["uri"], parent_run_id="abc")
     assert load_study(study["uri"], sweep_id="none-such").runs.empty
+
+
+def test_task_labels_keep_only_the_settings_that_differ_between_a_tasks_runs():
+    from hpoflow.report.loading import _task_key
+
+    df = pd.DataFrame({"tags.task": ["branin", "branin", "bbob", "bbob", "bbob", "zdt1", "ridge", "ridge"],
+                       "params.task.dim": ["2", "2", "2", "2", "4", "30", None, "3"],
+                       "params.task.function": [None, None, "1", "15", "1", None, None, None],
+                       "params.task.noise_std": ["0.0"] * 8})
+    assert _task_key(df).tolist() == ["branin", "branin", "bbob dim=2 function=1", "bbob dim=2 function=15",
+                                      "bbob dim=4 function=1", "zdt1", "ridge", "ridge dim=3"]

@@ -21,11 +21,11 @@ def test_report_selects_by_tags_writes_files_and_logs_a_summary_run(run_cli, sto
     with open(out / "summary.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["algo"] for r in rows] == ["gp_ei"] and rows[0]["n"] == "2" and '"x0"' in rows[0]["best_config"]
-    for stem in ("regret_vs_round_branin_dim-2", "regret_vs_cost_branin_dim-2"):
+    for stem in ("regret_vs_round_branin", "regret_vs_cost_branin"):
         assert (out / f"{stem}.png").exists() and (out / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
     (summary_run,) = [r for r in mlflow_runs(store, "branin") if r.data.tags.get("hpoflow.kind") == "report"]
     names = {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(summary_run.info.run_id)}
-    assert {"report.md", "summary.csv", "regret_vs_cost_branin_dim-2.svg"} <= names
+    assert {"report.md", "summary.csv", "regret_vs_cost_branin.svg"} <= names
     # the summary run is not itself aggregated; unknown keys are one-line errors
     again = run_cli(f"tracking.uri={store}", f"report.out={tmp_path / 'rep2'}", module="hpoflow.report").stdout
     assert "| gp_ei | 2 |" in again and "| random | 2 |" in again

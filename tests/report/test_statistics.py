@@ -246,3 +246,12 @@ def test_a_cost_budgeted_group_is_as_wide_as_its_longest_logged_run_with_the_sam
     # the cost fraction's budget is the median final cost of the runs wherever each stopped: median(3, 5, 4) = 4
     frac = norm.curves.set_index(["run_id", "step"])["cost_fraction"]
     assert frac["a", 3] == 0.75 and frac["b", 5] == 1.25 and frac["c", 4] == 1.0
+
+
+def test_seed_adequacy_says_plainly_when_two_methods_tie():
+    from hpoflow.report.statistics import SeedAdequacy
+
+    tie = SeedAdequacy("t", "a", "b", 3, 0.0, 0.0, 0.0, 0.0, math.inf).line()
+    assert tie == ("t: b − a = +0 [0, 0] over 3 paired seeds: no mean difference (d_z = 0); they do equally well "
+                   "in these seeds, and more seeds would not tell them apart")
+    assert "infinite" not in tie and "needs" not in tie

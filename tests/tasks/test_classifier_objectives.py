@@ -62,3 +62,19 @@ def test_cli_two_objective_classifier_run(run_cli, tmp_path):
     proc = run_cli("algo=parego", "task=breast_cancer", "task.model=gb", "task.folds=3",
                    "task.objectives=accuracy+size", "budget.rounds=12", f"tracking.uri=sqlite:///{tmp_path}/m.db")
     assert "pareto front: " in proc.stdout and "hypervolume: " in proc.stdout
+
+
+def test_gradient_boosting_evaluates_without_a_future_warning():
+    """scikit-learn 1.9 deprecates gradient boosting's ``criterion`` (no effect, a FutureWarning per fit): the
+    space keeps it, the estimator is built without it where it is deprecated; the fidelity path too."""
+    import inspect
+    import warnings
+
+    deprecated = inspect.signature(GradientBoostingClassifier).parameters["criterion"].default == "deprecated"
+    est = ClassifierTask("breast_cancer", "gb", folds=3).estimator(GB)
+    assert ("criterion" in est.get_params() and est.get_params()["criterion"] == "deprecated") == deprecated
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        ClassifierTask("breast_cancer", "gb", folds=3).evaluate(GB, round=1)
+        mf = ClassifierTask("breast_cancer", "gb", folds=3, fidelity=True)
+        mf.evaluate_at(GB, fidelity=mf.fidelity.min, config_id=0, round=1)
