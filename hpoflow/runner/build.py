@@ -98,6 +98,8 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         from hpoflow.tasks.trial_states import state_folder
 
         task.set_state_folder(state_folder(checkpoint_path), resume.round if resume is not None else 0)  # type: ignore[attr-defined]
+        if checkpointer is not None and callable(getattr(task, "commit_states", None)):
+            checkpointer.on_write = task.commit_states  # type: ignore[attr-defined]
     budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"

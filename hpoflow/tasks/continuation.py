@@ -53,9 +53,13 @@ class Continuable(Task):
 
     def set_state_folder(self, folder: str | os.PathLike[str], resumed_round: int = 0) -> None:
         """Keep the trial states in ``folder`` too (the runner's hook for a checkpointed run; see
-        :meth:`TrialStates.attach`); nothing without a fidelity."""
+        ``TrialStates.attach``); nothing without a fidelity."""
         if self.fidelity is not None:
             self.states.attach(folder, resumed_round)
+
+    def commit_states(self, round: int) -> None:
+        """The checkpoint file now holds round ``round`` (the runner's hook: the states older than it go)."""
+        self.states.commit(round)
 
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:
