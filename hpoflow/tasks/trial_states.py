@@ -4,7 +4,7 @@ scratch and charged in full, never wrongly continued).
 
 With a folder (``TrialStates.attach``, which the runner calls with ``<checkpoint>.trial_states`` when a run is
 checkpointed) the folder holds the states, one pickle per trial, loop round and writing process
-(``config_0004.r0000012.<writer>.pkl``), at most ``capacity`` trials: for each trial, the newest state the
+(``config_0004_r0000012_l9_<writer>.pkl``), at most ``capacity`` trials: for each trial, the newest state the
 checkpoint knows (a round at or before the one it saved: ``commit``) and every newer one. A run resumed after a
 crash at round ``k`` so finds, for every trial, the state it had after round ``k`` (continued from there) and the
 states of the rounds the crash lost (``Kept``: which level in which round, and what that evaluation returned),
@@ -33,8 +33,8 @@ from hpoflow.core.records import Evaluation
 __all__ = ["Kept", "Resume", "TrialStates", "state_folder"]
 
 DEFAULT_CAPACITY = 256  # trials kept; Hyperband's largest bracket at eta=3 and 5 rungs starts 81
-_FILE = re.compile(r"^config_(\d+)\.r(\d+)\.([0-9a-f]{8})\.pkl$")  # trial, round, writer
-_OLD_FILE = re.compile(r"^config_(\d+)\.pkl$")  # one file per trial (before the rounds were kept apart)
+_FILE = re.compile(r"^config_(\d+)_r(\d+)_l([0-9.eE+-]+|nan|inf)_([0-9a-f]{8})\.pkl$")  # trial, round, level, writer
+_OLD_FILE = re.compile(r"^config_(\d+)(\.r\d+\.[0-9a-f]{8})?\.pkl$")  # earlier layouts
 
 
 def state_folder(checkpoint_path: str | os.PathLike[str]) -> Path:
@@ -68,6 +68,16 @@ class Resume:
     replay: Evaluation | None = None
 
 
+@dataclass(frozen=True)
+class _Version:
+    """One state file: the trial's loop round and level, the process that wrote it, its path."""
+
+    round: int
+    level: float
+    session: str
+    path: str
+
+
 class TrialStates:
     """A least-recently-used map of trial states, at most ``capacity`` trials (``None`` ids are never kept), held in
     a folder once ``attach`` gave one (see the module doc). Thread-safe (thread workers share a task)."""
@@ -82,6 +92,8 @@ class TrialStates:
         self.committed = 0  # the newest round the checkpoint file holds (older states of a trial are not needed)
         self.session = ""  # who wrote a state: this process (and its process workers), since attach
         self._states: OrderedDict[int, Any] = OrderedDict()  # without a folder: id -> state
+        self._told: set[tuple[int, float]] | None = None  # (config id, level) the resumed checkpoint recorded
+        self._committed_told: set[tuple[int, float]] | None = None  # ... and the one written last
         self._lock = threading.RLock()
         if folder is not None:
             self.attach(folder, resumed_round)
@@ -94,13 +106,17 @@ class TrialStates:
         self._lock = threading.RLock()
 
     # -- the folder ---------------------------------------------------------------------------------------------
-    def attach(self, folder: str | os.PathLike[str], resumed_round: int = 0) -> None:
+    def attach(self, folder: str | os.PathLike[str], resumed_round: int = 0,
+               told: set[tuple[int, float]] | None = None) -> None:
         """Keep the states in ``folder``. ``resumed_round`` 0 (a fresh run) empties it; a run resumed after round
-        ``k`` adopts the states there: those of rounds up to ``k`` to continue, newer ones only to replay their
-        own round."""
+        ``k`` adopts the states there: those the checkpoint knows to continue (``told``: the (config id, level)
+        pairs of its recorded rounds; without it, the states of rounds up to ``k``), the others only to replay
+        the same evaluation."""
         with self._lock:
             self.folder, self.resumed_round = Path(folder), int(resumed_round)
             self.committed, self.session = self.resumed_round, uuid.uuid4().hex[:8]
+            self._told = None if told is None else set(told)
+            self._committed_told = self._told
             self.folder.mkdir(parents=True, exist_ok=True)
             for entry in os.scandir(self.folder):
                 if _OLD_FILE.match(entry.name) or (self.resumed_round <= 0 and _FILE.match(entry.name)):
@@ -110,44 +126,43 @@ class TrialStates:
                 self._write(config_id, state)
             self._trim()
 
-    def commit(self, round: int) -> None:
-        """The checkpoint file now holds round ``round``: each trial's states older than its newest state at or
-        before that round go (no resume starts before it), and so do the states of the rounds up to it that this
-        process neither wrote nor replayed (the run took another way there)."""
+    def commit(self, round: int, told: set[tuple[int, float]] | None = None) -> None:
+        """The checkpoint file now holds round ``round`` (and ``told``, its recorded (config id, level) pairs):
+        each trial's states older than the newest one it knows go (no resume starts before it)."""
         with self._lock:
             self.committed = max(self.committed, int(round))
+            if told is not None:
+                self._committed_told = set(told)
             if self.folder is not None:
-                for config_id, rounds in self._scan().items():
-                    for r, session in rounds.items():
-                        if self.resumed_round < r <= self.committed and session != self.session:
-                            self._path(config_id, r, session).unlink(missing_ok=True)
+                for config_id in self._scan():
                     self._prune(config_id)
 
-    def _path(self, config_id: int, round: int, session: str | None = None) -> Path:
+    def _path(self, config_id: int, round: int, level: float, session: str | None = None) -> Path:
         assert self.folder is not None
-        return self.folder / f"config_{int(config_id):04d}.r{int(round):07d}.{session or self.session}.pkl"
+        return self.folder / f"config_{int(config_id):04d}_r{int(round):07d}_l{float(level):.17g}_" \
+                             f"{session or self.session}.pkl"
 
-    def _scan(self) -> dict[int, dict[int, str]]:
-        """``config id -> {round: session}`` of the states in the folder."""
+    def _scan(self) -> dict[int, list[_Version]]:
+        """``config id -> its versions`` in the folder, oldest round first."""
         assert self.folder is not None
-        found: dict[int, dict[int, str]] = {}
+        found: dict[int, list[_Version]] = {}
         for entry in os.scandir(self.folder):
             if m := _FILE.match(entry.name):
-                found.setdefault(int(m.group(1)), {})[int(m.group(2))] = m.group(3)
-        return found
+                found.setdefault(int(m.group(1)), []).append(
+                    _Version(int(m.group(2)), float(m.group(3)), m.group(4), entry.path))
+        return {k: sorted(v, key=lambda x: x.round) for k, v in found.items()}
 
-    def _rounds(self, config_id: int) -> dict[int, str]:
-        """``{round: session}`` of ``config_id``'s states, oldest first."""
+    def _versions(self, config_id: int) -> list[_Version]:
         assert self.folder is not None
-        prefix = f"config_{int(config_id):04d}.r"
-        found = {int(m.group(2)): m.group(3) for entry in os.scandir(self.folder)
-                 if entry.name.startswith(prefix) and (m := _FILE.match(entry.name))}
-        return dict(sorted(found.items()))
+        prefix = f"config_{int(config_id):04d}_r"
+        out = [_Version(int(m.group(2)), float(m.group(3)), m.group(4), entry.path)
+               for entry in os.scandir(self.folder) if entry.name.startswith(prefix) and (m := _FILE.match(entry.name))]
+        return sorted(out, key=lambda x: x.round)
 
-    def _write(self, config_id: int, state: Any) -> int:
-        """Atomically (a crash mid-write leaves the previous state or none, never a torn file); returns its round."""
-        round = int(state.round) if isinstance(state, Kept) else 0
-        path = self._path(config_id, round)
+    def _write(self, config_id: int, state: Any) -> _Version:
+        """Atomically (a crash mid-write leaves the previous state or none, never a torn file)."""
+        round, level = (int(state.round), float(state.level)) if isinstance(state, Kept) else (0, 0.0)
+        path = self._path(config_id, round, level)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp_", suffix=".pkl")
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -156,31 +171,41 @@ class TrialStates:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        prefix = path.name[:path.name.rindex(".", 0, -4) + 1]
-        for entry in os.scandir(path.parent):  # one file per (trial, round): the other writer's goes
-            if entry.name.startswith(prefix) and entry.name != path.name and _FILE.match(entry.name):
-                Path(entry.path).unlink(missing_ok=True)
-        return round
+        for v in self._versions(config_id):  # one file per (trial, round): another writer's goes
+            if v.round == round and v.path != str(path):
+                Path(v.path).unlink(missing_ok=True)
+        return _Version(round, level, self.session, str(path))
 
-    def _read(self, config_id: int, round: int, session: str) -> Any:
+    @staticmethod
+    def _read(version: _Version) -> Any:
         """The state of a file, or None (gone or unreadable: the trial is retrained from scratch)."""
         try:
-            with self._path(config_id, round, session).open("rb") as fh:
+            with open(version.path, "rb") as fh:
                 return pickle.load(fh)  # noqa: S301 - the run's own folder (see the module's docstring)
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
             return None
 
-    def _known(self, session: str, round: int) -> bool:
-        """A state this process may continue: the checkpoint it resumed from knows its round, or it wrote it."""
-        return round <= self.resumed_round or session == self.session
+    def _known(self, config_id: int, v: _Version) -> bool:
+        """A state this process may continue: it wrote (or replayed) it, or the checkpoint it resumed from knows it."""
+        if v.session == self.session:
+            return True
+        return (config_id, v.level) in self._told if self._told is not None else v.round <= self.resumed_round
 
-    def _prune(self, config_id: int, keep: int | None = None) -> None:
-        """Drop the states no resume needs: older than the newest known one at or before the committed round."""
-        rounds = self._rounds(config_id)
-        base = max((r for r, s in rounds.items() if r <= self.committed and self._known(s, r)), default=None)
-        for r, session in rounds.items():
-            if base is not None and r < base and r != keep:
-                self._path(config_id, r, session).unlink(missing_ok=True)
+    def _committed(self, config_id: int, v: _Version) -> bool:
+        """A state the checkpoint file now holds (what a resume from it continues)."""
+        told = self._committed_told
+        return (config_id, v.level) in told if told is not None else v.round <= self.committed
+
+    def _prune(self, config_id: int, keep: str | None = None) -> None:
+        """Drop the states no resume needs: below the newest one the checkpoint file holds."""
+        versions = self._versions(config_id)
+        held = [v for v in versions if self._committed(config_id, v)]
+        if not held:
+            return
+        base = max(held, key=lambda v: (v.level, v.round))
+        for v in versions:
+            if v.level < base.level and v.path != keep and self._known(config_id, v):
+                Path(v.path).unlink(missing_ok=True)
 
     def _trim(self) -> None:
         if self.folder is None:
@@ -193,7 +218,7 @@ class TrialStates:
 
         def newest(config_id: int) -> int:
             try:
-                return max(self._path(config_id, r, s).stat().st_mtime_ns for r, s in found[config_id].items())
+                return max(Path(v.path).stat().st_mtime_ns for v in found[config_id])
             except OSError:
                 return 0
 
@@ -211,8 +236,9 @@ class TrialStates:
                     return None
                 self._states.move_to_end(config_id)
                 return self._states[config_id]
-            for r, session in reversed(self._rounds(config_id).items()):
-                if self._known(session, r) and (state := self._read(config_id, r, session)) is not None:
+            known = [v for v in self._versions(config_id) if self._known(config_id, v)]
+            for v in sorted(known, key=lambda v: (v.level, v.round), reverse=True):
+                if (state := self._read(v)) is not None:
                     return state
             return None
 
@@ -226,11 +252,11 @@ class TrialStates:
                 self._states[config_id] = state
                 self._states.move_to_end(config_id)
             else:
-                round = self._write(config_id, state)
-                for r, session in self._rounds(config_id).items():
-                    if not self._known(session, r):
-                        self._path(config_id, r, session).unlink(missing_ok=True)
-                self._prune(config_id, keep=round)
+                written = self._write(config_id, state)
+                for v in self._versions(config_id):  # what the resumed run did not take up: it went another way
+                    if not self._known(config_id, v):
+                        Path(v.path).unlink(missing_ok=True)
+                self._prune(config_id, keep=written.path)
             self._trim()
 
     def take(self, config_id: int | None) -> Any:
@@ -248,8 +274,8 @@ class TrialStates:
                 return
             self._states.pop(config_id, None)
             if self.folder is not None:
-                for r, session in self._rounds(config_id).items():
-                    self._path(config_id, r, session).unlink(missing_ok=True)
+                for v in self._versions(config_id):
+                    Path(v.path).unlink(missing_ok=True)
 
     def __len__(self) -> int:
         return len(self._states) if self.folder is None else len(self._scan())
@@ -257,7 +283,7 @@ class TrialStates:
     def __contains__(self, config_id: object) -> bool:
         if self.folder is None or not isinstance(config_id, int):
             return config_id in self._states
-        return bool(self._rounds(config_id))
+        return bool(self._versions(config_id))
 
     # -- the continuation rule ---------------------------------------------------------------------------------
     def resume(self, config_id: int | None, level: float, round: int) -> Resume:
@@ -271,20 +297,21 @@ class TrialStates:
                 return Resume()
             if self.folder is None:
                 return self._resume_in_memory(config_id, level, round)
-            rounds = self._rounds(config_id)
-            if round in rounds and (kept := self._read(config_id, round, rounds[round])) is not None:
-                if isinstance(kept, Kept) and kept.level == level and kept.round == round \
-                        and kept.evaluation is not None:
-                    if rounds[round] != self.session:  # adopted: this process may continue it from now on
-                        os.replace(self._path(config_id, round, rounds[round]), self._path(config_id, round))
-                    return Resume(level=level, state=kept.state, replay=kept.evaluation)
-            for r, session in reversed(rounds.items()):
-                if r >= round or not self._known(session, r):
+            versions = self._versions(config_id)
+            for v in versions:  # this very evaluation, kept: its own (level, round), or lost with a crash
+                if v.level != level or (v.round != round and self._known(config_id, v)):
                     continue
-                kept = self._read(config_id, r, session)
+                kept = self._read(v)
+                if isinstance(kept, Kept) and kept.evaluation is not None:
+                    if v.session != self.session:  # adopted: this process may continue it from now on
+                        os.replace(v.path, self._path(config_id, v.round, v.level))
+                    return Resume(level=level, state=kept.state, replay=kept.evaluation)
+            known = [v for v in versions if self._known(config_id, v)]
+            if known:
+                top = max(known, key=lambda v: (v.level, v.round))
+                kept = self._read(top)
                 if isinstance(kept, Kept) and kept.level < level and kept.state is not None:
                     return Resume(level=kept.level, state=kept.state)
-                break
             return Resume()
 
     def _resume_in_memory(self, config_id: int, level: float, round: int) -> Resume:
