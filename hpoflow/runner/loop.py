@@ -18,6 +18,7 @@ from hpoflow.core.budget import Budget
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.objectives import ParetoBook
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion, check_cost
+from hpoflow.core.signals import deferred
 from hpoflow.core.tracker import NullTracker, Tracker
 from hpoflow.runner.restore import ResumeWarning, restore, save
 from hpoflow.tasks.base import Task
@@ -246,15 +247,16 @@ class Loop:
 
     def _complete(self, record: Record, s: Suggestion | None = None,
                   outcome: Evaluation | Failure | None = None, abandoned: bool = False) -> Record:
-        metrics = self.book.add(record)
-        metrics["wall_time"] = time.perf_counter() - self._start
-        self.tracker.log(record, metrics)
-        self.state.add(record, metrics, None if s is None else s.point(), outcome)
-        if self.checkpoint is not None and self.checkpoint.due(record.round):
-            self._save(metrics["wall_time"])
+        with deferred():  # SIGTERM waits until the round is both logged and checkpointed: the two agree
+            metrics = self.book.add(record)
+            metrics["wall_time"] = time.perf_counter() - self._start
+            self.tracker.log(record, metrics)
+            self.state.add(record, metrics, None if s is None else s.point(), outcome)
+            if self.checkpoint is not None and self.checkpoint.due(record.round):
+                self._save(metrics["wall_time"])
+            self.round = record.round + 1
         if self.on_round is not None:
             self.on_round(record, metrics)
-        self.round = record.round + 1
         if record.failed and self.on_error is OnError.FAIL and not abandoned:
             raise ObjectiveError(f"round {record.round}: {record.error}")
         self._free_rounds = self._free_rounds + 1 if record.cost == 0 else 0
