@@ -4,7 +4,6 @@ is ``python -m hpoflow`` whose task's ``evaluate_at`` kills the process right af
 the worst moment for a run that continues trials."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,4 +39,4 @@ def run_killed(cwd: Path, args: list[str], at: int | None, task_class: str = "hp
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
-__all__ = ["KILL_AT_EVALUATION", "os", "run_killed"]
+__all__ = ["KILL_AT_EVALUATION", "run_killed"]
