@@ -54,23 +54,38 @@ class Trial:
     reports: list[list[float]] = field(default_factory=list, repr=False, compare=False)  # [[step, value], ...]
     stopper: Any = field(default=None, repr=False, compare=False)  # the study's pruner (RungStopper) or None
     direction_sign: float = field(default=-1.0, repr=False, compare=False)
+    integer: bool = field(default=False, repr=False, compare=False)  # the fidelity's steps are whole numbers
+    start: float = field(default=0.0, repr=False, compare=False)  # the level config_id reached in earlier trials
 
     def report(self, step: float, value: float) -> None:
         """An intermediate value at ``step`` (an epoch, a boosting round): the trial's learning curve.
 
+        ``step`` is in ``(0, fidelity]`` (a whole number for an integer fidelity) and increases; a non-finite
+        ``value`` stops the trial (``should_stop()`` turns True).
+
         Raises:
-            ValueError: the study has no fidelity, ``step`` does not increase, or ``value`` is not a number.
+            ValueError: the study has no fidelity, the trial was told already, ``step`` is out of that range or
+                does not increase, or ``value`` is not a number.
         """
         if self.fidelity is None:
             raise ValueError("report(step, value) needs a study with a fidelity: Study(..., fidelity=(name, min, max))")
+        if self.__dict__.get("_told", False):
+            raise ValueError(f"report(): trial {self.number} was told already; ask a new trial")
         if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step):
             raise ValueError(f"report(step={step!r}): the step must be a finite number")
+        if not 0 < step <= self.fidelity:
+            raise ValueError(f"report(step={step!r}): the step must be in (0, {self.fidelity:g}], the level this "
+                             "trial was asked to train to (trial.fidelity)")
+        if self.integer and float(step) != int(step):
+            raise ValueError(f"report(step={step!r}): the fidelity counts whole steps; report an integer step")
         if self.reports and step <= self.reports[-1][0]:
             raise ValueError(f"report(step={step!r}): steps must increase (the last was {self.reports[-1][0]})")
         v = as_evaluation(value).value
         self.reports.append([float(step), v])
-        if self.stopper is not None and not self.__dict__.get("_stop", False):
-            reward = self.direction_sign * v if math.isfinite(v) else -math.inf
+        if not math.isfinite(v):
+            object.__setattr__(self, "_stop", True)  # a diverged trial: nothing more to learn from it
+        elif self.stopper is not None and not self.__dict__.get("_stop", False):
+            reward = self.direction_sign * v
             object.__setattr__(self, "_stop", self.stopper.report(self.number, float(step), reward))
 
     def should_stop(self) -> bool:
@@ -155,6 +170,10 @@ class Study:
         chosen = getattr(getattr(self._run.loop.algorithm, "choice", None), "algo", algo) if self._run else algo
         self._stopper = self._pruner(prune, task, chosen)
         self._trials: dict[int, Trial] = {}  # pending: number -> Trial
+        self._reached: dict[int, float] = {}  # config id -> the level its told trials reached (what a report continues)
+        for record in self._run.loop.state.records if self._run is not None else ():
+            if record.config_id is not None and record.fidelity is not None and not record.failed:
+                self._reached[record.config_id] = max(self._reached.get(record.config_id, 0.0), record.fidelity)
         if self._stopper is not None and self._run is not None:  # a resumed study: the rungs of its told trials
             for record in self._run.loop.state.records:
                 for step, value in record.curve:
@@ -222,7 +241,8 @@ class Study:
         if fidelity is not None and s.config_id is None:  # a full-fidelity algorithm: the trial is its own id
             s.config_id = number
         trial = Trial(number, dict(s.config), s.observe, s, level, s.config_id, stopper=self._stopper,
-                      direction_sign=loop.task.direction.sign)
+                      direction_sign=loop.task.direction.sign, integer=bool(fidelity is not None and fidelity.integer),
+                      start=self._reached.get(s.config_id, 0.0) if s.config_id is not None else 0.0)
         self._trials[trial.number] = trial
         return trial
 
@@ -264,7 +284,10 @@ class Study:
                 value = self._objectives.evaluation(value)
             outcome = outcome_of(self._evaluation(trial, value), trial.config, True)
         del self._trials[trial.number]
+        object.__setattr__(trial, "_told", True)  # a later report() is an error
         record = self._run.loop.tell(s, outcome)
+        if trial.config_id is not None and record.fidelity is not None and not record.failed:
+            self._reached[trial.config_id] = max(self._reached.get(trial.config_id, 0.0), record.fidelity)
         if self._run.loop.done:
             self.finish()
         return record
@@ -272,7 +295,9 @@ class Study:
     @staticmethod
     def _evaluation(trial: Trial, value: Any) -> Evaluation:
         """What ``tell`` records: the value (default: the last reported one); with reports, the learning curve,
-        the level reached as the fidelity, and the steps trained as the cost (unless an Evaluation says its own)."""
+        the level reached as the fidelity, and the steps trained as the cost (unless an Evaluation says its own):
+        a trial whose reports continue the level its configuration reached before (every step above it) is charged
+        the steps above it, otherwise the level reached."""
         if not trial.reports:
             ev = as_evaluation(value)
             if trial.fidelity is not None and not isinstance(value, Evaluation):
@@ -284,7 +309,8 @@ class Study:
         if isinstance(value, Evaluation):
             return dataclasses.replace(ev, fidelity=ev.fidelity if ev.fidelity is not None else reached,
                                        curve=ev.curve or [list(p) for p in trial.reports])
-        return dataclasses.replace(ev, fidelity=reached, cost=reached, curve=[list(p) for p in trial.reports])
+        trained = reached - trial.start if trial.reports[0][0] > trial.start else reached
+        return dataclasses.replace(ev, fidelity=reached, cost=trained, curve=[list(p) for p in trial.reports])
 
     # -- results and ending -------------------------------------------------------------------------
     @property

@@ -3,7 +3,8 @@ and surrogate (through the library: the CLI's type-checked nodes and validation)
 
 Every case raises its documented error type (ConfigError, SpaceError, TypeError, ValueError) in one line naming the
 argument, and writes nothing to the store it names. The command line's part runs in subprocesses in
-``tests/cli/test_bad_input.py`` (``ALL_CASES``); together they are the corpus of at least 280 cases.
+``tests/cli/test_bad_input.py`` (``ALL_CASES``); faults only a run meets (an objective's bad cost or non-finite
+value, a Study's bad report) are ``_runtime_cases``; together they are the corpus of at least 300 cases.
 """
 from __future__ import annotations
 
@@ -134,6 +135,8 @@ def _library_cases(store: str) -> list[tuple[str, Callable[[], Any], type[BaseEx
         ("make_algorithm unknown", lambda: make_algorithm("nope", SPACE), ConfigError, "algo/nope"),
         ("make_algorithm seed text", lambda: make_algorithm("random", SPACE, seed="1"), ConfigError, "seed='1'"),
         ("make_algorithm rounds float", lambda: make_algorithm("random", SPACE, rounds=2.5), ConfigError, "rounds="),
+        ("fidelity max 10**400", run(fidelity=("epochs", 1, 10**400)), ConfigError, "max=1000"),
+        ("fidelity min -10**400", run(fidelity=("epochs", -(10**400), 5)), ConfigError, "min=-1000"),
     ]
     return cases
 
@@ -154,7 +157,10 @@ def test_the_library_refuses_wrong_arguments_in_one_line_and_writes_nothing(tmp_
     print(f"\nlibrary fuzz: {len(cases) - len(problems)} of {len(cases)} cases refused in one line")
     assert not problems, "\n".join(problems)
     assert not db.exists()  # refused before the store was opened
-    assert len(cases) + len(NUMERIC) + len(_cli_cases()) >= 280
+    total = len(cases) + len(NUMERIC) + len(_cli_cases()) + len(_runtime_cases())
+    print(f"fuzz corpus: {total} cases (library {len(cases)}, numeric {len(NUMERIC)}, command line "
+          f"{len(_cli_cases())}, run time {len(_runtime_cases())})")
+    assert total >= 300
 
 
 def _cli_cases() -> list[Any]:
@@ -181,3 +187,68 @@ def test_tell_of_a_value_beyond_a_float_is_a_failed_round_not_an_overflow():
     assert study.tell(study.ask(), -(10**400)).failed
     with pytest.raises(TypeError):
         study.tell(study.ask(), "abc")
+
+
+def _runtime_cases() -> list[tuple[str, Callable[[], Any], type[BaseException], str]]:
+    """Faults that only the run meets (the objective's costs and values, a Study's reports): each ends with its
+    one-line error, within seconds (before: several ran forever or finished with a wrong result)."""
+    from hpoflow.core.records import Evaluation, ObjectiveFailed
+    from hpoflow.runner.loop import CostNeverSpent, ObjectiveError
+
+    def run(fn: Callable[[dict[str, Any]], Any], **kwargs: Any) -> Callable[[], Any]:
+        return lambda: minimize(fn, SPACE, **{"algo": "random", "tracking": False, **kwargs})
+
+    def cost(c: float) -> Callable[[dict[str, Any]], Any]:
+        return lambda config: Evaluation(value=config["x"], cost=c)
+
+    def failed(c: float) -> Callable[[dict[str, Any]], Any]:
+        def fn(config: dict[str, Any]) -> Any:
+            raise ObjectiveFailed("diverged", cost=c)
+        return fn
+
+    def report(*steps: Any, told: bool = False) -> Callable[[], Any]:
+        def go() -> None:
+            study = Study(SPACE, algo="random", rounds=3, fidelity=("epochs", 1, 9), tracking=None)
+            trial = study.ask()
+            if told:
+                trial.report(1, 0.5)
+                study.tell(trial)
+            for step in steps:
+                trial.report(step, 0.5)
+        return go
+
+    two = {"objectives": {"a": "min", "b": "min"}, "rounds": 3}
+    constrained = {"objectives": {"a": "min"}, "constraints": {"g": ("<=", 0.0)}, "rounds": 3}
+    return [
+        ("Evaluation cost -1 under a cost budget", run(cost(-1.0), cost=50), ObjectiveError, "cost=-1.0 must be"),
+        ("Evaluation cost nan under a cost budget", run(cost(math.nan), cost=50), ObjectiveError, "cost=nan must be"),
+        ("Evaluation cost inf", run(cost(math.inf), rounds=3), ObjectiveError, "cost=inf must be"),
+        ("Evaluation cost 0 under a cost budget", run(cost(0.0), cost=50), CostNeverSpent, "cannot be spent"),
+        ("ObjectiveFailed cost -100", run(failed(-100)), ObjectiveError, "cost=-100 must be"),
+        ("ObjectiveFailed cost nan", run(failed(math.nan)), ObjectiveError, "cost=nan must be"),
+        ("NaN second objective", run(lambda c: {"a": c["x"], "b": math.nan}, **two), ObjectiveError, "b=nan"),
+        ("inf second objective", run(lambda c: {"a": c["x"], "b": math.inf}, **two), ObjectiveError, "b=inf"),
+        ("NaN constraint", run(lambda c: {"a": c["x"], "g": math.nan}, **constrained), ObjectiveError, "g=nan"),
+        ("-inf constraint", run(lambda c: {"a": c["x"], "g": -math.inf}, **constrained), ObjectiveError, "g=-inf"),
+        ("report step beyond the asked level", report(27), ValueError, "report(step=27)"),
+        ("report step 0", report(0), ValueError, "report(step=0)"),
+        ("report step -1", report(-1), ValueError, "report(step=-1)"),
+        ("report step 2.5 of an integer fidelity", report(2.5), ValueError, "whole steps"),
+        ("report after tell", report(2, told=True), ValueError, "was told already"),
+    ]
+
+
+def test_faults_only_the_run_meets_end_in_one_line():
+    cases = _runtime_cases()
+    problems = []
+    for name, call, error, fragment in cases:
+        try:
+            call()
+            problems.append(f"{name}: accepted")
+        except error as exc:
+            if fragment not in str(exc) or "\n" in str(exc):
+                problems.append(f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
+        except Exception as exc:  # noqa: BLE001 - the wrong error type is what this test reports
+            problems.append(f"{name}: {type(exc).__name__} (expected {error.__name__}): {str(exc)[:300]}")
+    print(f"\nrun-time fuzz: {len(cases) - len(problems)} of {len(cases)} cases end in one line")
+    assert not problems, "\n".join(problems)

@@ -31,6 +31,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -378,8 +379,10 @@ class Checkpointer:
                  defer_s: float | None = None) -> None:
         self.path, self.meta, self.every, self.defer_s = Path(path), dict(meta or {}), every, defer_s
         self.mirror: Any = None  # has ``upload(path)``: each save also goes into the tracking store (a server)
+        self.on_write: Callable[[int], None] | None = None  # called with the round of each state the file receives
         self._meta: tuple[Any, dict[str, Any]] | None = None  # ((status, folder, meta items), the meta written)
         self._pending: str | None = None  # a deferred save's text
+        self._pending_round = 0  # its round
         self._written_at: float | None = None  # time.monotonic() of the last file write
         self.writes = 0
         self._mirrored = 0  # the write the store's copy holds (its number)
@@ -396,8 +399,9 @@ class Checkpointer:
         text = dumps(state)
         if (not now and status == "RUNNING" and self.defer_s is not None and self._written_at is not None
                 and time.monotonic() - self._written_at < self.defer_s):
-            self._pending = text
+            self._pending, self._pending_round = text, state.round
             return
+        self._pending_round = state.round
         self._write(text, status)
 
     @property
@@ -423,6 +427,8 @@ class Checkpointer:
         self._pending = None
         self._written_at = time.monotonic()
         self.writes += 1
+        if self.on_write is not None:
+            self.on_write(self._pending_round)
         if self.mirror is not None and status != "FINISHED":  # a finished run is never resumed
             self._upload(now=False)
 

@@ -17,7 +17,13 @@ __all__ = ["Fidelity", "curve_key", "parse_fidelity", "rung_levels"]
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    """A finite real number that a float holds (``10**400`` is not one)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,9 @@ class Fidelity:
             raise ValueError(f"fidelity name {self.name!r} must be an identifier (the objective's keyword)")
         for key in ("min", "max"):
             if not _number(getattr(self, key)):
-                raise ValueError(f"fidelity {self.name}: {key}={getattr(self, key)!r} must be a finite number")
+                shown = repr(getattr(self, key))
+                shown = shown if len(shown) <= 40 else f"{shown[:20]}...({len(shown)} digits)"
+                raise ValueError(f"fidelity {self.name}: {key}={shown} must be a finite number")
         if not isinstance(self.integer, bool):
             raise ValueError(f"fidelity {self.name}: integer={self.integer!r} must be true or false")
         if not self.min > 0:

@@ -152,7 +152,24 @@ class ObjectiveFailed(RuntimeError):
 
     def __init__(self, message: str, cost: float = 0.0) -> None:
         super().__init__(message)
-        self.cost = float(cost)
+        self.cost = check_cost(cost, "ObjectiveFailed(cost=...)")
+
+
+def check_cost(cost: Any, where: str = "cost") -> float:
+    """``cost`` as a float: a finite number >= 0 (what a budget can add up).
+
+    Raises:
+        ValueError: anything else, one line naming the value.
+    """
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) and not hasattr(cost, "__float__"):
+        raise ValueError(f"{where}: cost={cost!r} must be a finite number >= 0")
+    try:
+        value = float(cost)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{where}: cost={cost!r} must be a finite number >= 0") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: cost={cost!r} must be a finite number >= 0")
+    return value
 
 
 @dataclass

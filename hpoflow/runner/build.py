@@ -97,11 +97,23 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
     if checkpoint_path and callable(getattr(task, "set_state_folder", None)):  # trials a multi-fidelity task continues
         from hpoflow.tasks.trial_states import state_folder
 
-        task.set_state_folder(state_folder(checkpoint_path), resume.round if resume is not None else 0)  # type: ignore[attr-defined]
+        told = told_levels(resume.records) if resume is not None else None
+        task.set_state_folder(state_folder(checkpoint_path), resume.round if resume is not None else 0,  # type: ignore[attr-defined]
+                              told)
     budget = s.budget  # already checked (hpoflow/core/budget.py)
     loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
+    if checkpointer is not None and callable(getattr(task, "commit_states", None)):
+        state = loop.state  # the trial states the checkpoint file now knows: older ones go
+        checkpointer.on_write = lambda round: task.commit_states(round, told_levels(state.records))  # type: ignore[attr-defined]
     label = f"{s.raw['algo'].get('name') or 'algo'}/{s.raw['task'].get('name') or task.name} s{s.seed}"
     return OpenRun(loop, task, uri, label)
+
+
+def told_levels(records: list[Any]) -> set[tuple[int, float]]:
+    """The (config id, level) pairs of the recorded multi-fidelity rounds that did not fail: the trial states a
+    checkpoint holding ``records`` knows."""
+    return {(int(r.config_id), float(r.fidelity)) for r in records
+            if r.config_id is not None and r.fidelity is not None and not r.failed}
 
 
 def check_workers(workers: int, algorithm: Any) -> None:

@@ -17,17 +17,25 @@ from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSuppo
 from hpoflow.core.budget import Budget
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.objectives import ParetoBook
-from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion
+from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion, check_cost
+from hpoflow.core.signals import deferred
 from hpoflow.core.tracker import NullTracker, Tracker
 from hpoflow.runner.restore import ResumeWarning, restore, save
 from hpoflow.tasks.base import Task
 
-__all__ = ["Budget", "Loop", "ObjectiveError", "PendingNotSupported", "ResumeWarning", "RunResult", "drive",
-           "evaluate", "outcome_of", "run"]
+__all__ = ["Budget", "CostNeverSpent", "Loop", "ObjectiveError", "PendingNotSupported", "ResumeWarning", "RunResult",
+           "drive", "evaluate", "outcome_of", "run"]
 
 
 class ObjectiveError(RuntimeError):
     """The objective raised or returned a non-finite value and the policy is ``on_error=fail``."""
+
+
+class CostNeverSpent(ObjectiveError):
+    """A cost budget that the evaluations do not spend: ``ZERO_COST_ROUNDS`` rounds in a row cost nothing."""
+
+
+ZERO_COST_ROUNDS = 1000  # rounds in a row that cost nothing, under a cost budget: the budget cannot end
 
 
 @dataclass
@@ -41,10 +49,27 @@ class RunResult:
 
 
 def outcome_of(ev: Evaluation, config: dict[str, Any], observe: bool) -> Evaluation | Failure:
-    """``ev``, or a Failure when an observed value is not finite."""
+    """``ev``, or a Failure when its cost is not a finite number >= 0 (charged 0), or an observed value (the value,
+    or any objective or constraint in ``values``) is not finite."""
+    try:
+        check_cost(ev.cost, "the evaluation")
+    except ValueError as exc:
+        return Failure(f"{exc} (for {config})", cost=0.0)
     if observe and not math.isfinite(ev.value):
         return Failure(f"objective returned a non-finite value ({ev.value}) for {config}", cost=ev.cost)
+    if observe:
+        bad = {k: v for k, v in ev.values.items() if not _finite(v)}
+        if bad:
+            return Failure(f"objective returned non-finite values ({', '.join(f'{k}={v}' for k, v in bad.items())}) "
+                           f"for {config}", cost=ev.cost)
     return ev
+
+
+def _finite(v: Any) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def evaluate(task: Task, config: dict[str, Any], round: int, observe: bool, fidelity: float | None = None,
@@ -60,7 +85,11 @@ def evaluate(task: Task, config: dict[str, Any], round: int, observe: bool, fide
         raise
     except Exception as exc:  # noqa: BLE001 - any objective error becomes a recorded Failure
         cost = getattr(exc, "cost", 0.0)
-        return Failure(f"{type(exc).__name__}: {exc}", cost=float(cost) if isinstance(cost, (int, float)) else 0.0)
+        try:
+            cost = check_cost(cost)
+        except ValueError:
+            cost = 0.0  # a foreign exception's attribute: never a negative or non-finite charge
+        return Failure(f"{type(exc).__name__}: {exc}", cost=cost)
     return outcome_of(ev, config, observe)
 
 
@@ -116,6 +145,7 @@ class Loop:
         self.state = LoopState(plain=checkpoint is not None)
         self.status: RunStatus | None = None  # set once the run has ended
         self._pending: dict[int, tuple[Suggestion, float, int]] = {}  # id -> (suggestion, decision time, trial)
+        self._free_rounds = 0  # rounds in a row that cost nothing (under a cost budget: see ZERO_COST_ROUNDS)
         self.concurrent = budget.workers > 1  # trials overlap: rounds log ``trial`` and ``pending``
         elapsed = 0.0
         if resume is not None:
@@ -217,17 +247,23 @@ class Loop:
 
     def _complete(self, record: Record, s: Suggestion | None = None,
                   outcome: Evaluation | Failure | None = None, abandoned: bool = False) -> Record:
-        metrics = self.book.add(record)
-        metrics["wall_time"] = time.perf_counter() - self._start
-        self.tracker.log(record, metrics)
-        self.state.add(record, metrics, None if s is None else s.point(), outcome)
-        if self.checkpoint is not None and self.checkpoint.due(record.round):
-            self._save(metrics["wall_time"])
+        with deferred():  # SIGTERM waits until the round is both logged and checkpointed: the two agree
+            metrics = self.book.add(record)
+            metrics["wall_time"] = time.perf_counter() - self._start
+            self.tracker.log(record, metrics)
+            self.state.add(record, metrics, None if s is None else s.point(), outcome)
+            if self.checkpoint is not None and self.checkpoint.due(record.round):
+                self._save(metrics["wall_time"])
+            self.round = record.round + 1
         if self.on_round is not None:
             self.on_round(record, metrics)
-        self.round = record.round + 1
         if record.failed and self.on_error is OnError.FAIL and not abandoned:
             raise ObjectiveError(f"round {record.round}: {record.error}")
+        self._free_rounds = self._free_rounds + 1 if record.cost == 0 else 0
+        if self.budget.cost is not None and self._free_rounds >= ZERO_COST_ROUNDS:
+            raise CostNeverSpent(f"budget.cost={self.budget.cost:g} cannot be spent: the last {ZERO_COST_ROUNDS} "
+                                 f"rounds cost nothing (spent {self.book.query_cost:g}); give the evaluations a "
+                                 "cost > 0, or a round budget instead")
         return record
 
     def _save(self, wall_time: float, status: str = "RUNNING", now: bool = False) -> None:

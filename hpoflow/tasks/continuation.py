@@ -51,11 +51,17 @@ class Continuable(Task):
         or replays (a replay discards the draw: the task's RNG, restored from the checkpoint, stays in step)."""
         return value, None
 
-    def set_state_folder(self, folder: str | os.PathLike[str], resumed_round: int = 0) -> None:
-        """Keep the trial states in ``folder`` too (the runner's hook for a checkpointed run; see
-        :meth:`TrialStates.attach`); nothing without a fidelity."""
+    def set_state_folder(self, folder: str | os.PathLike[str], resumed_round: int = 0,
+                         told: set[tuple[int, float]] | None = None) -> None:
+        """Keep the trial states in ``folder`` too (the runner's hook for a checkpointed run; ``told``: the
+        (config id, level) pairs of the rounds the resumed checkpoint recorded; see ``TrialStates.attach``);
+        nothing without a fidelity."""
         if self.fidelity is not None:
-            self.states.attach(folder, resumed_round)
+            self.states.attach(folder, resumed_round, told)
+
+    def commit_states(self, round: int, told: set[tuple[int, float]] | None = None) -> None:
+        """The checkpoint file now holds round ``round`` and ``told`` (the runner's hook: older states go)."""
+        self.states.commit(round, told)
 
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:

@@ -5,7 +5,9 @@ set of ``n`` configurations of a real task, each trained once to its full fideli
 validation value after every fidelity unit, ``n x max``) and its training seconds. The replayed task's domain is
 that finite set (``candidates``, ``n x d`` in ``[0, 1]^d``): an evaluation at level ``r`` returns the recorded value
 after ``r`` units, continues a trial as the real task would (cost = the units added), and reports the recorded
-seconds of those units as ``elapsed``, which ``budget.executor=simulated`` takes as the evaluation's duration. So
+seconds of those units as ``elapsed``, which ``budget.executor=simulated`` takes as the evaluation's duration. The
+trial states (the level each trial reached) are ``Continuable``'s, mirrored beside a checkpoint as a training task's
+are, so a run killed inside a bracket resumes its trials with every unit counted once. So
 1,000 runs of a multi-fidelity comparison with ``k`` asynchronous workers take minutes (Syne Tune's simulator and
 the tabular benchmarks of LCBench / HPOBench / YAHPO are the anchors; none of those can be downloaded here).
 """
@@ -21,6 +23,8 @@ from hpoflow.core.fidelity import Fidelity
 from hpoflow.core.records import Direction, Evaluation
 from hpoflow.core.space import parse_space
 from hpoflow.tasks.base import Task, unobserved
+from hpoflow.tasks.continuation import Continuable
+from hpoflow.tasks.multi_fidelity import Reached
 from hpoflow.tasks.suite import is_suite_task, load_suite_task, suite_tasks
 from hpoflow.tasks.trial_states import TrialStates
 
@@ -50,7 +54,7 @@ def load_benchmark(name: str) -> dict[str, Any]:
     return data
 
 
-class ReplayTask(Task):
+class ReplayTask(Continuable):
     """A recorded benchmark replayed (module doc). ``optimum``: the best full-fidelity value of the set."""
 
     def __init__(self, benchmark: str, seed: int = 0, max_fidelity: int | None = None) -> None:
@@ -78,7 +82,7 @@ class ReplayTask(Task):
         self._index = {_key(u.tolist()): i for i, u in enumerate(self.points)}
         finals = [c[-1] for c in self.curves]
         self.optimum = min(finals) if self.direction is Direction.MINIMIZE else max(finals)
-        self.states = TrialStates()
+        self.states = TrialStates()  # config id -> Kept(Reached): what a promotion continues from
 
     def row(self, config: dict[str, Any]) -> int:
         """The recorded configuration ``config`` is (the nearest in ``[0, 1]^d`` if it is not exactly one)."""
@@ -95,19 +99,29 @@ class ReplayTask(Task):
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:
         assert self.fidelity is not None
-        level = int(self.fidelity.check(fidelity))
-        i = self.row(config)
+        self.fidelity.check(fidelity)
         if not observe:
             return unobserved()
-        reached = self.states.get(config_id)
-        start = reached if reached is not None and reached < level else 0
-        self.states.put(config_id, level)
-        curve = [[float(r), self.curves[i][r - 1]] for r in range(start + 1, level + 1)]
-        metrics = {"elapsed": float(sum(self.step_seconds[i][start:level])), "row": float(i)}
-        if self.test_curves is not None:
-            metrics["test_value"] = self.test_curves[i][level - 1]
-        return Evaluation(value=self.curves[i][level - 1], cost=float(level - start), fidelity=float(level),
-                          curve=curve, metrics=metrics)
+        return super().evaluate_at(config, fidelity=fidelity, config_id=config_id, round=round)
+
+    def fresh_state(self, config: dict[str, Any], seed: int) -> Reached:
+        return Reached()
+
+    def advance(self, state: Reached, config: dict[str, Any], start: float, stop: float) -> list[list[float]]:
+        """The recorded values after units ``start + 1 .. stop``."""
+        i = self.row(config)
+        state.level = stop
+        return [[float(r), self.curves[i][r - 1]] for r in range(int(start) + 1, int(stop) + 1)]
+
+    def score(self, state: Reached, config: dict[str, Any], curve: list[list[float]]) -> tuple[float, dict[str, float]]:
+        """The value after the last unit; ``elapsed``: the recorded seconds of the units trained, ``row``: which
+        recorded configuration, ``test_value``: the test split's value there (suite tasks)."""
+        assert self.fidelity is not None
+        i = self.row(config)
+        metrics = {"elapsed": float(sum(self.step_seconds[i][int(r) - 1] for r, _ in curve)), "row": float(i)}
+        if self.test_curves is not None:  # the suite's test split: reported beside the value, never optimised
+            metrics["test_value"] = self.test_curves[i][int(curve[-1][0]) - 1]
+        return curve[-1][1], metrics
 
     def reference_values(self) -> dict[str, float]:
         return {"optimum": float(self.optimum)} if self.optimum is not None else {}

@@ -86,7 +86,8 @@ def test_the_folder_keeps_the_states_bounded_and_a_resumed_run_continues_them(tm
     task.set_state_folder(tmp_path / "states", 0)
     for cid in (1, 2, 3):
         _at(task, 3, cid, cid)
-    assert sorted(p.name for p in (tmp_path / "states").iterdir()) == ["config_0002.pkl", "config_0003.pkl"]
+    assert sorted(p.name[:20] for p in (tmp_path / "states").iterdir()) == ["config_0002_r0000002",
+                                                                           "config_0003_r0000003"]
     again = Counter(capacity=2)  # the process after a crash, resumed after round 3
     again.set_state_folder(tmp_path / "states", 3)
     ev = _at(again, 9, 3, 4)
@@ -116,7 +117,9 @@ def test_a_state_newer_than_the_checkpoint_only_replays_its_own_round(tmp_path):
     assert _at(other, 9, 2, 3).cost == 6                 # config 2's state (round 2) is known: continued
     other_order = Counter()
     other_order.set_state_folder(tmp_path, 2)
-    assert _at(other_order, 27, 1, 5).cost == 27         # config 1's state is from the lost round 3: from scratch
+    # config 1 at 27 is what the first resumed process evaluated (round 4, lost to this one): replayed, its 18
+    # units counted once; nothing trained
+    assert _at(other_order, 27, 1, 5).cost == 18 and not other_order.trained
 
 
 def test_states_pickle_for_process_workers_and_name_their_folder(tmp_path):
@@ -145,3 +148,74 @@ def test_a_replayed_round_keeps_the_noise_stream_in_step(tmp_path):
     again = [_at(resumed, 3, 1, 2), _at(resumed, 1, 2, 3)]
     assert again == expected[1:] and again[0].true_value == 0.3 and again[0].value != 0.3
     assert [u for _, u in resumed.trained] == [1]  # round 2 replayed, round 3 trained
+
+
+def _names(folder: Any) -> list[str]:
+    return sorted(p.name[:20] for p in folder.iterdir() if p.name.startswith("config_"))
+
+
+def test_a_checkpoint_far_behind_the_states_replays_every_lost_round(tmp_path):
+    """The checkpoint saved round 1 while the trials went on to round 4 (a deferred checkpoint, k workers): the
+    resumed run replays rounds 2-4 from their states, trains nothing again, and then continues config 1."""
+    task = Counter()
+    task.set_state_folder(tmp_path, 0)
+    lost = [_at(task, 1, 1, 1), _at(task, 3, 1, 2), _at(task, 1, 2, 3), _at(task, 9, 1, 4)]
+    task.commit_states(1)
+    assert _names(tmp_path) == ["config_0001_r0000001", "config_0001_r0000002", "config_0001_r0000004",
+                                "config_0002_r0000003"]
+    resumed = Counter()
+    resumed.set_state_folder(tmp_path, 1)
+    assert [_at(resumed, 3, 1, 2), _at(resumed, 1, 2, 3), _at(resumed, 9, 1, 4)] == lost[1:]
+    assert not resumed.trained
+    assert _at(resumed, 27, 1, 5).cost == 18 and len(resumed.trained) == 18  # continued from the replayed 9
+    resumed.commit_states(5)  # the checkpoint holds round 5: each trial keeps its newest known state only
+    assert _names(tmp_path) == ["config_0001_r0000005", "config_0002_r0000003"]
+
+
+def test_a_second_crash_never_continues_a_state_the_first_resume_passed_by(tmp_path):
+    """Resumed after round 1, the run takes another way in round 2 (config 1 at 9, not 3): the lost round-2 state
+    goes. A lost state the resumed run never asked for (config 2 at 1) stays unknown to a second resume, whose
+    checkpoint records (config id, level) pairs without it, so it is never continued, only replayed as itself."""
+    task = Counter()
+    task.set_state_folder(tmp_path, 0)
+    _at(task, 1, 1, 1)
+    _at(task, 3, 1, 2)
+    _at(task, 1, 2, 3)  # lost, and the resumed run will not ask it
+    resumed = Counter()
+    resumed.set_state_folder(tmp_path, 1, told={(1, 1.0)})
+    assert _at(resumed, 9, 1, 2).cost == 8  # another level in round 2: continued from round 1's state
+    assert _names(tmp_path) == ["config_0001_r0000001", "config_0001_r0000002", "config_0002_r0000003"]
+    _at(resumed, 1, 3, 3)
+    told = {(1, 1.0), (1, 9.0), (3, 1.0)}
+    resumed.commit_states(3, told)
+    assert _names(tmp_path) == ["config_0001_r0000002", "config_0002_r0000003", "config_0003_r0000003"]
+    second = Counter()
+    second.set_state_folder(tmp_path, 3, told)
+    assert _at(second, 3, 2, 4).cost == 3  # config 2's lost state (level 1) is not continued: from scratch
+    assert _at(second, 27, 1, 5).cost == 18 and len(second.trained) == 3 + 18
+
+
+def test_a_trial_pending_at_the_checkpoint_is_replayed_whatever_its_new_trial_number(tmp_path):
+    """k workers: trial 2 (config 2 to 3) finished but was not told when the checkpoint saved round 2 (trials 1
+    and 3 told). The resumed run asks config 2 at 3 again under a new trial number: the kept evaluation is
+    returned, nothing trained again."""
+    task = Counter()
+    task.set_state_folder(tmp_path, 0)
+    _at(task, 1, 1, 1)
+    _at(task, 1, 2, 1)
+    lost = _at(task, 3, 2, 2)
+    _at(task, 1, 3, 3)
+    resumed = Counter()
+    resumed.set_state_folder(tmp_path, 2, told={(1, 1.0), (2, 1.0), (3, 1.0)})
+    assert _at(resumed, 3, 2, 4) == lost and not resumed.trained
+    assert _at(resumed, 9, 2, 5).cost == 6  # and continued from it
+
+
+def test_process_workers_share_the_folder_not_their_copies(tmp_path):
+    """Two copies of one task (what spawned process workers hold): a trial one of them started, the other
+    continues, because the folder is the map."""
+    task = Counter()
+    task.set_state_folder(tmp_path, 0)
+    a, b = pickle.loads(pickle.dumps(task)), pickle.loads(pickle.dumps(task))
+    assert _at(a, 3, 7, 1).cost == 3
+    assert _at(b, 9, 7, 2).cost == 6 and 7 in b.states and len(b.states) == 1
