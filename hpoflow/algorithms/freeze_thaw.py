@@ -141,6 +141,12 @@ class FreezeThawScheduler:
             assert self.candidates is not None
             j = rng.randrange(len(self.candidates))
             pool = [(list(self.candidates[j]), j)]
+        if paused and not any(t["rung"] == self.top for t in self.trials.values()):
+            i = max(paused, key=lambda j: (self.trials[j]["curve"][-1][1], -j))  # no full-level value yet: the best
+            rung = self.trials[i]["rung"] + 1  # paused trial climbs on, so an incumbent exists after one training
+            self.running[i] = rung
+            self.last = {"kind": "first"}
+            return Job(i, rung, self.levels[rung])
         if len(self.trials) < self.config.init_configs or observed == 0 or not paused and len(pool) == 1:
             self.last = {"kind": "warm-up" if pool else "repeat"}
             return self._start(new_id, pool[0])

@@ -18,7 +18,7 @@ class FreezeThawConfig:
     """Pausable trials climbing a ladder of levels one job at a time, steered by a power-law ensemble."""
 
     name: str = "freeze_thaw"
-    eta: float = 1.5                 # factor between consecutive levels a trial climbs, one per job (near 1: one unit)
+    eta: float = 2.0                 # factor between consecutive levels a trial climbs, one per job (near 1: one unit)
     min_fidelity: float | None = None  # null: the task's fidelity minimum (the level a new configuration starts at)
     acquisition: str = "ei"  # ei (DPL's: EI at the full level) | mfpi_random (ifBO's: random horizon and threshold)
     pool: int = 64                   # new random configurations scored beside the paused trials at each decision

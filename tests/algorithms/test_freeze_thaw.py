@@ -78,7 +78,8 @@ def test_running_trials_are_neither_continued_nor_started_twice():
     running = [s.next_job(new_id) for _ in range(4)]  # four workers: nothing reported yet
     ids = [j.config_id for j in running]
     assert len(set(ids)) == 4
-    points = [tuple(s.trials[i]["u"]) for i in ids] + [tuple(j.point) for j in jobs]
+    assert set(s.running) == set(ids)
+    points = [tuple(t["u"]) for t in s.trials.values()]
     assert len(set(points)) == len(points)  # a set member is started once
 
 
@@ -106,25 +107,25 @@ def run_replay(rounds: int, state: dict | None = None, seed: int = 0, config: Fr
 
 
 def test_a_resumed_scheduler_makes_the_decisions_of_an_uninterrupted_one():
-    _, whole = run_replay(30)
-    first, part = run_replay(15)
-    assert part == whole[:15]
+    _, whole = run_replay(20)
+    first, part = run_replay(10)
+    assert part == whole[:10]
     task = ReplayTask("digits_cnn", 0, max_fidelity=9)
     resumed = FreezeThaw(FreezeThawConfig(init_steps=50, steps=5), BuildContext(task, 1000, 0))
     resumed.load_state_dict(json.loads(json.dumps(first.state_dict())))
     task.states = first.task.states  # the task's trial states go with the run's checkpoint
     rest = []
-    for r in range(16, 31):
+    for r in range(11, 21):
         s = resumed.ask(r)
         resumed.tell(s, task.evaluate_at(s.config, fidelity=s.fidelity, config_id=s.config_id, round=r))
         rest.append((s.config_id, s.fidelity, s.u))
-    assert rest == whole[15:]  # exactly: the same weights, moments and random streams
+    assert rest == whole[10:]  # exactly: the same weights, moments and random streams
 
 
 def test_a_run_on_replayed_curves_climbs_the_ladder_and_continues_trials():
     task = ReplayTask("digits_cnn", 0, max_fidelity=9)
     algo = FreezeThaw(FreezeThawConfig(init_steps=50, steps=5), BuildContext(task, 1000, 0))
-    assert algo.levels == [1, 2, 3, 5, 8, 9]
+    assert algo.levels == [1, 2, 4, 8, 9]
     result = run(task, algo, budget=Budget(rounds=1000, cost=90))
     records = result.records
     assert sum(m["query_cost"] == m["query_cost"] for m in result.metrics) == len(records)
