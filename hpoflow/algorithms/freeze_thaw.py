@@ -111,8 +111,12 @@ class FreezeThawScheduler:
         U = np.asarray([u for u, _, _ in self._rows], dtype=np.float64)
         b = np.asarray([v for _, v, _ in self._rows], dtype=np.float64)
         rewards = np.asarray([r for _, _, r in self._rows], dtype=np.float64)
-        sd = float(rewards.std())
-        return U, b, -(rewards - rewards.mean()) / (sd if sd > 1e-12 else 1.0)
+        if self.config.clip is None:
+            sd = float(rewards.std())
+            return U, b, -(rewards - rewards.mean()) / (sd if sd > 1e-12 else 1.0)
+        low, mid, high = np.quantile(rewards, [0.25, 0.5, 0.75])  # robust: a diverged run does not set the scale
+        scale = float(high - low) / 1.349 or float(rewards.std()) or 1.0
+        return U, b, np.minimum(-(rewards - mid) / scale, self.config.clip)  # bad values clipped
 
     # -- the decision -------------------------------------------------------------------------------
     def _pool(self, rng: random.Random, n: int) -> list[tuple[list[float], int | None]]:

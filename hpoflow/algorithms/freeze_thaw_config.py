@@ -28,6 +28,7 @@ class FreezeThawConfig:
     lr: float = 0.02                 # Adam's step size
     init_steps: int = 200            # Adam steps of the first fit
     steps: int = 10                  # Adam steps of each later fit (warm-started from the last weights)
+    clip: float | None = None        # null: mean/std scaling; a number: median/IQR scaling, worse values clipped there
     batch: int = 64                  # points in each Adam step's minibatch (drawn from every observed curve point)
 
     def __post_init__(self) -> None:
@@ -43,6 +44,9 @@ class FreezeThawConfig:
                          ("steps", 0), ("batch", 1)):
             if not _whole(getattr(self, key), low):
                 raise ValueError(f"algo.{key}={getattr(self, key)!r} must be an integer >= {low}")
+        if self.clip is not None and (isinstance(self.clip, bool) or not isinstance(self.clip, (int, float))
+                                      or not self.clip > 0):
+            raise ValueError(f"algo.clip={self.clip!r} must be a number > 0 or null (mean/std scaling)")
         if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not self.lr > 0:
             raise ValueError(f"algo.lr={self.lr!r} must be a number > 0")
 

@@ -139,12 +139,24 @@ def test_a_run_on_replayed_curves_climbs_the_ladder_and_continues_trials():
     assert max(len(levels) for levels in by_id.values()) == len(algo.levels)  # some trial reached the full level
 
 
+def test_robust_scaling_clips_a_diverged_curve():
+    curve = [[1 / 27, -2.3], [3 / 27, -1.0], [9 / 27, -0.5], [1.0, -0.2]]
+    diverged = [[1 / 27, -2.3], [3 / 27, -10.0]]  # a loss of 10: far worse than anything else
+    trials = {1: trial(0.2, 0, 3, curve), 2: trial(0.7, 1, 1, diverged)}
+    plain = scheduler_with(trials, [[0.2], [0.7]])._data()[2]
+    robust = scheduler_with(trials, [[0.2], [0.7]], clip=2.0)._data()[2]
+    assert plain.max() > 2.0 and robust.max() == 2.0  # losses: the diverged point is clipped
+    assert list(plain.argsort()[:4]) == list(robust.argsort()[:4])  # the order of the others is kept
+    assert robust[0] - robust[3] > 2 * (plain[0] - plain[3])  # mean/std: the outlier's scale squeezes the others
+
+
 @pytest.mark.parametrize(("key", "value", "message"), [
     ("acquisition", "ucb", "algo.acquisition='ucb' is unknown; allowed: ei, mfpi_random"),
     ("eta", 1, "algo.eta=1 must be a number > 1"),
     ("pool", 0, "algo.pool=0 must be an integer >= 1"),
     ("members", 1, "algo.members=1 must be an integer >= 2"),
     ("lr", -1.0, "algo.lr=-1.0 must be a number > 0"),
+    ("clip", 0, "algo.clip=0 must be a number > 0 or null (mean/std scaling)"),
 ])
 def test_bad_settings_are_one_line_errors(key, value, message):
     with pytest.raises(ValueError) as err:
