@@ -90,13 +90,14 @@ def variant(method: str) -> tuple[str, dict[str, object]]:
     return base, parse_sets([f"x:{','.join(pairs)}"]).get("x", {}) if pairs else {}
 
 
-def build(method: str, task, seed: int, cost: float | None = None):
+def build(method: str, task, seed: int, cost: float | None = None, workers: int = 1):
     from hpoflow.surrogates.configs import GPConfig
 
     method, overrides = variant(method)
     gp = GPConfig(output_transform=overrides.pop("output_transform", None))  # the run's surrogate.output_transform
     seed += int(overrides.pop("seed_offset", 0))  # an A/A twin: the same method and task seed, another algorithm seed
-    ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d, gp), cost=cost)
+    ctx = BuildContext(task, rounds=100_000, seed=seed, surrogate=lambda d: ExactGP(d, gp), cost=cost,
+                       workers=workers)
     if method == "random":
         return RandomSearch(RandomConfig(), ctx)
     if method not in ("sha", "hyperband", "asha", "mf_gp", "asha_gp"):  # a peer: its registry entry
@@ -132,12 +133,13 @@ def at(cost: np.ndarray, regret: np.ndarray, c: float) -> float:
 
 
 # -- checkpointed runs, summarised with the report's against-compute functions ----------------------------------
-def run_saved(job: tuple[str, str, int, int, dict[str, dict[str, object]], str]) -> str:
+def run_saved(job: tuple[str, str, int, int, dict[str, dict[str, object]], str, int]) -> str:
     """One (task, method, seed) run, saved as JSON under ``out``: per round its value, fidelity and cumulative
-    cost. Skipped when the file exists (a rerun resumes the set)."""
+    cost. Skipped when the file exists (a rerun resumes the set). ``workers`` > 1: that many asynchronous workers
+    in simulated time (``budget.executor=simulated``; rounds in the order their results arrive)."""
     import json
 
-    task_name, method, seed, full, sets, out = job
+    task_name, method, seed, full, sets, out, workers = job
     path = os.path.join(out, f"{task_name}__{method}__{seed}.json")
     if os.path.exists(path):
         return path
@@ -148,7 +150,15 @@ def run_saved(job: tuple[str, str, int, int, dict[str, dict[str, object]], str])
     task = make(seed=seed)
     budget = float(full * task.fidelity.max)
     start, wall = time.process_time(), time.perf_counter()
-    result = run(task, build(method, task, seed, budget), budget=Budget(rounds=100_000, cost=budget))
+    algo = build(method, task, seed, budget, workers)
+    if workers > 1:
+        from hpoflow.runner.loop import Loop
+        from hpoflow.runner.simulated import drive_simulated
+
+        loop = Loop(task, algo, budget=Budget(rounds=100_000, cost=budget, workers=workers, executor="simulated"))
+        result = drive_simulated(loop, workers)
+    else:
+        result = run(task, algo, budget=Budget(rounds=100_000, cost=budget))
     top = float(task.fidelity.max)
     rows = {"task": task_name, "method": method, "seed": seed, "budget": budget, "max_fidelity": top,
             "direction": task.direction.value, "cpu": time.process_time() - start,
@@ -273,6 +283,7 @@ def main() -> None:
                         help="override a real task's settings, e.g. digits_gb:max_resource=54,folds=3")
     parser.add_argument("--out", default="", help="save each run here (resumable); report with hpoflow.report")
     parser.add_argument("--jobs", type=int, default=1, help="processes (with --out)")
+    parser.add_argument("--workers", type=int, default=1, help="(with --out) asynchronous workers in simulated time")
     parser.add_argument("--against", default="mf_gp", help="the method paired with every other one (with --out)")
     parser.add_argument("--report-only", action="store_true", help="(with --out) summarise the saved runs only")
     parser.add_argument("--first-seed", type=int, default=0, help="(with --out) run seeds from this one only (a "
@@ -288,7 +299,8 @@ def main() -> None:
         names = args.real.split(",") if args.real else list(TASKS)
         sets = parse_sets(args.set)
         os.makedirs(args.out, exist_ok=True)
-        jobs = [(t, m, s, args.full_evals, sets, args.out) for s in range(args.seeds) for t in names for m in methods]
+        jobs = [(t, m, s, args.full_evals, sets, args.out, args.workers) for s in range(args.seeds) for t in names
+                for m in methods]
         if not args.report_only:
             start = time.perf_counter()
             todo = [j for j in jobs if j[2] >= args.first_seed][::-1 if args.reverse else 1]
@@ -301,8 +313,8 @@ def main() -> None:
             if os.path.exists(path):
                 with open(path) as fh:
                     saved.append(json.load(fh))
-        print(f"budget: {args.full_evals} full-fidelity evaluations per task; {args.seeds} seeds; settings "
-              + "; ".join(f"{t}: {sets.get(t, {})}" for t in names))
+        print(f"budget: {args.full_evals} full-fidelity evaluations per task; {args.seeds} seeds; {args.workers} "
+              "worker(s); settings " + "; ".join(f"{t}: {sets.get(t, {})}" for t in names))
         report_saved(saved, methods, args.against)
         return
     if args.real:

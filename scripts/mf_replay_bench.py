@@ -33,10 +33,11 @@ PEERS = ("optuna_tpe_hyperband", "smac_hyperband", "dehb", "raytune_asha")
 def entry(name: str) -> Any:
     """The algorithm's registry entry, from the config modules themselves (no Hydra)."""
     from hpoflow.algorithms.configs import BUILTINS as A
+    from hpoflow.algorithms.freeze_thaw_config import BUILTINS as D
     from hpoflow.algorithms.multi_fidelity_config import BUILTINS as B
     from hpoflow.algorithms.peers.mf_config import BUILTINS as C
 
-    return next(e for e in (*A, *B, *C) if e.name == name)
+    return next(e for e in (*A, *B, *C, *D) if e.name == name)
 
 
 def available(name: str) -> bool:

@@ -85,7 +85,7 @@ class MultiFidelity(AskTellAlgorithm):
     def ask(self, round: int) -> Suggestion:
         job = self.scheduler.next_job(self._new_id)
         if job.new:
-            self.points[job.config_id] = self.searcher.propose(job.uniform)
+            self.points[job.config_id] = job.point if job.point is not None else self.searcher.propose(job.uniform)
         u = self.points[job.config_id]
         info = {"rung": float(job.rung), "bracket": float(job.bracket)}
         model_rung = getattr(self.searcher, "last_rung", None)

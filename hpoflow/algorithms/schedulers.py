@@ -37,6 +37,7 @@ class Job:
     bracket: int = 0
     new: bool = False  # a configuration not evaluated before (the searcher proposes it)
     uniform: bool = False  # a new configuration the searcher draws uniformly (a warm-up), not from its model
+    point: list[float] | None = None  # a new configuration the scheduler chose itself (freeze-thaw), in [0, 1]^d
 
 
 class Scheduler(Protocol):

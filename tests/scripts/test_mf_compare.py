@@ -52,3 +52,22 @@ def test_saved_runs_resume_and_report_against_compute(tmp_path):
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.json") if p.name in kept} == kept  # not rerun
     assert (tmp_path / "breast_cancer_gb__random__1.json").is_file()  # only the missing run trained again
     assert again.stdout.split("CPU s per run")[0] == first.stdout.split("CPU s per run")[0]  # same runs, same tables
+
+
+@pytest.mark.cli
+def test_simulated_workers_and_the_decision_cpu_table(tmp_path):
+    args = [sys.executable, "scripts/mf_compare.py", "--real", "lc_digits_cnn", "--set", "lc_digits_cnn:max_fidelity=4",
+            "--seeds", "1", "--full-evals", "4", "--methods", "random,freeze_thaw", "--out", str(tmp_path), "--jobs",
+            "1", "--workers", "3", "--against", "freeze_thaw"]
+    out = subprocess.run(args, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "3 worker(s)" in out.stdout and "freeze_thaw vs each" in out.stdout
+    run = json.loads((tmp_path / "lc_digits_cnn__freeze_thaw__0.json").read_text())
+    assert 16 <= run["cost"][-1] < 16 + 3 * 4  # the budget, and at most the three running jobs' last levels beyond it
+    assert set(run["fidelity"]) <= {1.0, 2.0, 4.0}  # the ladder 1, 2, 4 (factor 2)
+    table = subprocess.run([sys.executable, "scripts/mf_decision_cpu.py", str(tmp_path)], cwd=REPO, env=cli_env(),
+                           capture_output=True, text=True, timeout=300, check=False)
+    assert table.returncode == 0, table.stderr[-3000:]
+    row = next(line for line in table.stdout.splitlines() if line.startswith("| freeze_thaw | lc_digits_cnn |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "1" and int(cells[4]) == len(run["value"]) and float(cells[6]) > 0
