@@ -194,7 +194,7 @@ class Study:
 
         if prune not in (None, "asha", "none"):
             raise ConfigError(f"prune={prune!r} is unknown; allowed: asha, none")
-        multi_fidelity_algo = algo in (*SCHEDULERS, "mf_gp")
+        multi_fidelity_algo = algo in (*SCHEDULERS, "mf_gp", "freeze_thaw")  # they choose the levels themselves
         if task.fidelity is None:
             if prune == "asha":
                 raise ConfigError("prune='asha' needs a study with a fidelity: fidelity=(name, min, max)")

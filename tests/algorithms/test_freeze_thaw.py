@@ -162,3 +162,14 @@ def test_bad_settings_are_one_line_errors(key, value, message):
     with pytest.raises(ValueError) as err:
         FreezeThawConfig(**{key: value})
     assert str(err.value) == message
+
+
+def test_a_study_adds_no_stopping_rule_on_top_of_freeze_thaw():
+    from types import SimpleNamespace
+
+    from hpoflow.core.fidelity import Fidelity
+    from hpoflow.study import Study
+
+    task = SimpleNamespace(fidelity=Fidelity("epochs", 1, 27))
+    assert Study._pruner(None, task, "freeze_thaw") is None  # it chooses the levels itself, as hyperband does
+    assert Study._pruner(None, task, "hyperband") is None and Study._pruner(None, task, "random") is not None
