@@ -141,9 +141,9 @@ def _library_cases(store: str) -> list[tuple[str, Callable[[], Any], type[BaseEx
     return cases
 
 
-def test_the_library_refuses_wrong_arguments_in_one_line_and_writes_nothing(tmp_path: Path):
-    db = tmp_path / "m.db"
-    cases = _library_cases(f"sqlite:///{db}")
+def _refusal_problems(cases: list) -> list[str]:
+    """What is wrong with each ``(name, call, error, fragment)`` case: accepted, a multi-line message, a message
+    without ``fragment``, or another error type."""
     problems = []
     for name, call, error, fragment in cases:
         try:
@@ -154,6 +154,13 @@ def test_the_library_refuses_wrong_arguments_in_one_line_and_writes_nothing(tmp_
                 problems.append(f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
         except Exception as exc:  # noqa: BLE001 - the wrong error type is what this test reports
             problems.append(f"{name}: {type(exc).__name__} (expected {error.__name__}): {str(exc)[:300]}")
+    return problems
+
+
+def test_the_library_refuses_wrong_arguments_in_one_line_and_writes_nothing(tmp_path: Path):
+    db = tmp_path / "m.db"
+    cases = _library_cases(f"sqlite:///{db}")
+    problems = _refusal_problems(cases)
     print(f"\nlibrary fuzz: {len(cases) - len(problems)} of {len(cases)} cases refused in one line")
     assert not problems, "\n".join(problems)
     assert not db.exists()  # refused before the store was opened
@@ -240,15 +247,6 @@ def _runtime_cases() -> list[tuple[str, Callable[[], Any], type[BaseException], 
 
 def test_faults_only_the_run_meets_end_in_one_line():
     cases = _runtime_cases()
-    problems = []
-    for name, call, error, fragment in cases:
-        try:
-            call()
-            problems.append(f"{name}: accepted")
-        except error as exc:
-            if fragment not in str(exc) or "\n" in str(exc):
-                problems.append(f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
-        except Exception as exc:  # noqa: BLE001 - the wrong error type is what this test reports
-            problems.append(f"{name}: {type(exc).__name__} (expected {error.__name__}): {str(exc)[:300]}")
+    problems = _refusal_problems(cases)
     print(f"\nrun-time fuzz: {len(cases) - len(problems)} of {len(cases)} cases end in one line")
     assert not problems, "\n".join(problems)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hpoflow.algorithms.multi_fidelity_config import MF_TASKS
+from hpoflow.algorithms.multi_fidelity_config import MF_TASKS, check_eta_and_min_fidelity
 from hpoflow.core.component import algorithm
 
 ACQUISITIONS = ("ei", "mfpi_random")
@@ -32,12 +32,7 @@ class FreezeThawConfig:
     batch: int = 64                  # points in each Adam step's minibatch (drawn from every observed curve point)
 
     def __post_init__(self) -> None:
-        if isinstance(self.eta, bool) or not isinstance(self.eta, (int, float)) or not self.eta > 1:
-            raise ValueError(f"algo.eta={self.eta!r} must be a number > 1")
-        if self.min_fidelity is not None and (isinstance(self.min_fidelity, bool)
-                                              or not isinstance(self.min_fidelity, (int, float))
-                                              or not self.min_fidelity > 0):
-            raise ValueError(f"algo.min_fidelity={self.min_fidelity!r} must be > 0 or null (the task's minimum)")
+        check_eta_and_min_fidelity(self.eta, self.min_fidelity)
         if self.acquisition not in ACQUISITIONS:
             raise ValueError(f"algo.acquisition='{self.acquisition}' is unknown; allowed: {', '.join(ACQUISITIONS)}")
         for key, low in (("pool", 1), ("init_configs", 1), ("members", 2), ("hidden", 1), ("init_steps", 0),

@@ -31,12 +31,7 @@ class MultiFidelityConfig:
             raise ValueError(f"algo.scheduler='{self.scheduler}' is unknown; allowed: {', '.join(SCHEDULERS)}")
         if self.searcher not in SEARCHERS:
             raise ValueError(f"algo.searcher='{self.searcher}' is unknown; allowed: {', '.join(SEARCHERS)}")
-        if isinstance(self.eta, bool) or not isinstance(self.eta, (int, float)) or not self.eta > 1:
-            raise ValueError(f"algo.eta={self.eta!r} must be a number > 1")
-        if self.min_fidelity is not None and (isinstance(self.min_fidelity, bool)
-                                              or not isinstance(self.min_fidelity, (int, float))
-                                              or not self.min_fidelity > 0):
-            raise ValueError(f"algo.min_fidelity={self.min_fidelity!r} must be > 0 or null (the task's minimum)")
+        check_eta_and_min_fidelity(self.eta, self.min_fidelity)
         if self.min_points is not None and (isinstance(self.min_points, bool) or not isinstance(self.min_points, int)
                                             or self.min_points < 2):
             raise ValueError(f"algo.min_points={self.min_points!r} must be an integer >= 2 or null (min(d + 2, 5))")
@@ -59,3 +54,16 @@ BUILTINS = [
               "highest rung with enough results (BOHB's rule, our GP; needs a task with a fidelity)",
               scheduler="hyperband", searcher="gp", tasks=MF_TASKS, smoke=("task=branin_mf",)),
 ]
+
+
+def check_eta_and_min_fidelity(eta: object, min_fidelity: object) -> None:
+    """The checks every multi-fidelity method's ``eta`` (a number > 1) and ``min_fidelity`` (> 0 or null) share.
+
+    Raises:
+        ValueError: one line naming the bad value.
+    """
+    if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not eta > 1:
+        raise ValueError(f"algo.eta={eta!r} must be a number > 1")
+    if min_fidelity is not None and (isinstance(min_fidelity, bool) or not isinstance(min_fidelity, (int, float))
+                                     or not min_fidelity > 0):
+        raise ValueError(f"algo.min_fidelity={min_fidelity!r} must be > 0 or null (the task's minimum)")
