@@ -1,6 +1,7 @@
-"""The learning-curve suite: 42 recorded tasks (14 datasets x an MLP, a linear model and boosted trees), 1,024
-configurations each, shipped as ``hpoflow/tasks/curves/suite/<dataset>-<family>.npz`` and replayed by
-``task=lc_replay task.benchmark=<dataset>-<family>``.
+"""The learning-curve suite: 42 tasks (14 datasets x an MLP, a linear model and boosted trees; ``suite_tasks()`` lists
+those recorded so far, ``results/lc_suite.txt`` describes them), 1,024 configurations each, shipped as
+``hpoflow/tasks/curves/suite/<dataset>-<family>.npz`` and replayed by ``task=lc_replay
+task.benchmark=<dataset>-<family>``.
 
 A task file holds, for ``n`` configurations and ``T`` fidelity steps (written by ``scripts/record_suite.py``):
 
