@@ -236,11 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     except (SelectionError, ReportError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
-    for warning in built.warnings:
-        print(warning, file=sys.stderr)
-    print(built.text)
-    print("figures: " + ", ".join(str(p) for p in built.figures if p.suffix == ".png"))
-    print(f"\nwrote {built.html}, {built.markdown} and {', '.join(str(p) for p in [built.csv, *built.extra])}")
+    _print_built(built)
     try:
         _log(data, built, log_mode, experiment, sweep_id, tags)
     except Exception as exc:  # noqa: BLE001 - e.g. postgresql:// with server-proxied artifacts: the files stay here
@@ -248,6 +244,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Warning: the report was not logged to MLflow: the store {mask_secrets(data.uri)} cannot take "
               f"artifacts from here ({type(exc).__name__}: {first}); it is in {out}", file=sys.stderr)
     return 0
+
+
+def _print_built(built: Any) -> None:
+    """The report's warnings (stderr), its tables, its figures and the files it wrote (stdout)."""
+    for warning in built.warnings:
+        print(warning, file=sys.stderr)
+    print(built.text)
+    print("figures: " + ", ".join(str(p) for p in built.figures if p.suffix == ".png"))
+    print(f"\nwrote {built.html}, {built.markdown} and {', '.join(str(p) for p in [built.csv, *built.extra])}")
 
 
 def _log(data: StudyData, built: Any, mode: str, experiment: Any, sweep_id: Any, tags: dict[str, str]) -> None:
