@@ -48,24 +48,31 @@ def one_line(ex: BaseException) -> str | None:
     return None
 
 
+def register_all() -> None:
+    """Register the schemas and resolvers with Hydra and OmegaConf once per process (what composing needs)."""
+    global _REGISTERED
+    from hpoflow.config.identity import register_resolvers
+    from hpoflow.config.schema import register_configs
+
+    if not _REGISTERED:
+        register_configs()
+        register_resolvers()
+        _REGISTERED = True
+
+
 def compose(overrides: list[str]) -> dict[str, Any]:
     """The resolved config (plain dict) for ``overrides`` (``["algo=gp_ei", "algo.beta=3.0"]``).
 
     Raises:
         ConfigError: an unknown option or key, a value of the wrong type (the CLI's one-line message).
     """
-    global _REGISTERED
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from omegaconf import OmegaConf
 
-    from hpoflow.config.identity import register_resolvers
-    from hpoflow.config.schema import CONF_DIR, register_configs
+    from hpoflow.config.schema import CONF_DIR
 
-    if not _REGISTERED:
-        register_configs()
-        register_resolvers()
-        _REGISTERED = True
+    register_all()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):  # restores any Hydra app's state
             cfg = hydra_compose(config_name="config", overrides=overrides)

@@ -50,10 +50,32 @@ def default_rounds(cost: Any = None) -> int:
     return ROUNDS if cost in (None, "", "None", "null") else ROUNDS_UNDER_COST
 
 
+def lc_suite(*families: object) -> str:
+    """The learning-curve suite's shipped tasks as one sweep value (``${hpoflow.lc_suite:}``: all of them,
+    ``${hpoflow.lc_suite:gb,mlp}``: those of the named model families), e.g. for a study's
+    ``task.benchmark``: the study grows with the suite, whatever has been recorded.
+
+    Raises:
+        ValueError: a family the suite does not have, or none of the named families recorded yet.
+    """
+    from hpoflow.tasks.suite import suite_tasks
+
+    tasks = suite_tasks()
+    known = sorted({t.rsplit("-", 1)[1] for t in tasks})
+    wanted = [str(f).strip() for f in families if str(f).strip()]
+    bad = [f for f in wanted if f not in known]
+    if bad:
+        raise ValueError(f"${{hpoflow.lc_suite:...}}: family {bad[0]!r} is not recorded; allowed: {', '.join(known)}")
+    chosen = [t for t in tasks if not wanted or t.rsplit("-", 1)[1] in wanted]
+    return ",".join(chosen)
+
+
 def register() -> None:
-    """Register ``${hpoflow.times:a,b,...}``, ``${hpoflow.rounds:cost}`` and ``${hpoflow.run_label:algo,task,resume}``
-    with OmegaConf."""
+    """Register ``${hpoflow.times:a,b,...}``, ``${hpoflow.rounds:cost}``, ``${hpoflow.run_label:algo,task,resume}``
+    and ``${hpoflow.lc_suite:families}`` with OmegaConf."""
     from omegaconf import OmegaConf
+
+    OmegaConf.register_new_resolver("hpoflow.lc_suite", lc_suite, replace=True)
 
     OmegaConf.register_new_resolver(TIMES, times, replace=True)
     OmegaConf.register_new_resolver("hpoflow.rounds", default_rounds, replace=True)

@@ -27,6 +27,7 @@ class TrackingConfig:
     artifacts: bool = True            # config.yaml, summary.json, trajectory.csv
     plots: bool = False  # also regret.png and (1-d/2-d tasks) surrogate.png: ~0.5 s per run (matplotlib)
     heartbeat_s: float = 10.0  # seconds between the run lease's heartbeats (a dead writer is found after max(3x, 30 s))
+    compact: bool = False  # per-round values and curves as two artifacts, final values as metrics, no checkpoint
 
 
 @dataclass

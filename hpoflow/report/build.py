@@ -218,17 +218,21 @@ def _cost_regret(data: StudyData, out: Path, blocks: list[Block], printed: list[
 
 
 def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool,
-              colors: dict[str, str]) -> tuple[list[Path], dict]:
+              colors: dict[str, str], settings: CostSettings) -> tuple[list[Path], dict]:
     finished = StudyData(data.runs[data.runs["status"] == "FINISHED"], data.curves, data.parents, data.uri)
     summaries = summarise(to_run_curves(finished))
     figures = []
     blocks.append(Heading("Per task: regret of the finished runs"))
+    draw = settings.draws_task_figures(len(summaries))
+    if not draw:
+        blocks.append(Text(f"{len(summaries)} tasks: no figure per task (report.task_figures=true draws them).",
+                           "caption"))
     for task_key, rows in summaries.items():
         if with_configs:
             for s in rows:
                 s.best_config = best_config(data.uri, s.best_run, data.runs)
         task = " ".join(task_key)
-        paths = plot_task(task, rows, out, colors)
+        paths = plot_task(task, rows, out, colors) if draw else []
         figures += paths
         blocks += [
             Heading(task, 3),
@@ -292,7 +296,8 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True, cost: CostSe
         extra += _cost_regret(single, out, blocks, printed, figures, colors)
     if len(several.runs):
         extra += _several_objectives(several, out, blocks, printed, notes, figures, colors)
-    more, summaries = _per_task(single, out, blocks, printed, best_configs, colors) if len(single.runs) else ([], {})
+    more, summaries = (_per_task(single, out, blocks, printed, best_configs, colors, cost or CostSettings())
+                       if len(single.runs) else ([], {}))
     blocks += [Heading("Study"), Text(f"{len(data.runs)} runs; git commit(s): {', '.join(commits) or 'unknown'}."
                                       + (f" Study parent run: {data.study_parent()}." if data.study_parent() else "")),
                Table(config)]

@@ -23,6 +23,7 @@ Keys (``key=value``, as in the main CLI):
     report.reference      the method whose median final value is the cost-to-target target (default: random)
     report.incumbent      full (default): only full-fidelity evaluations count towards a run's best so far; any:
                           every evaluation (at its true value where the task logs one)
+    report.task_figures   auto (default): a figure per task for studies of up to 12 tasks; true: always; false: never
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # loading and statistics import pandas and SciPy: a refused c
 
 ALLOWED = {"experiment": set(), "tracking": {"uri", "experiment"},
            "report": {"out", "sweep_id", "parent_run_id", "tags", "include_failed", "best_config",
-                      "log_to_mlflow", "x", "fractions", "reference", "incumbent"}}
+                      "log_to_mlflow", "x", "fractions", "reference", "incumbent", "task_figures"}}
 LOG_CHOICES = ("auto", "true", "false")
 REPORT_ARTIFACT_DIR = "report"   # folder of the parent run's artifacts that holds the report
 

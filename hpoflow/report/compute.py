@@ -33,12 +33,23 @@ TOL = 1e-9
 
 @dataclass(frozen=True)
 class CostSettings:
-    """The report's ``report.x``, ``report.fractions``, ``report.reference`` and ``report.incumbent``."""
+    """The report's ``report.x``, ``report.fractions``, ``report.reference``, ``report.incumbent`` and
+    ``report.task_figures``."""
 
     x: str = "auto"                               # auto: cost sections when runs logged a fidelity or budget.cost
     fractions: tuple[float, ...] = FRACTIONS
     reference: str = st.RANDOM_ALGO               # whose final value is the cost-to-target target
     incumbent: str = "full"                       # full: only full-fidelity evaluations count; any: every one
+    task_figures: str = "auto"                    # auto: per-task figures up to MAX_TASK_FIGURES tasks; true; false
+
+    def draws_task_figures(self, tasks: int) -> bool:
+        """Whether the report draws a figure per task for a study of ``tasks`` tasks (three figures a task, about
+        a second each: a 40-task suite would spend two minutes on 120 figures nobody scrolls through)."""
+        return self.task_figures == "true" or (self.task_figures == "auto" and tasks <= MAX_TASK_FIGURES)
+
+
+MAX_TASK_FIGURES = 12  # report.task_figures=auto: per-task figures for studies of up to this many tasks
+TASK_FIGURE_CHOICES = ("auto", "true", "false")
 
 
 def _fraction(text: str) -> float:
@@ -72,7 +83,11 @@ def parse_settings(report: Any) -> CostSettings:
         items = str(raw).strip("[]").split(",") if isinstance(raw, (str, int, float)) else [str(v) for v in raw]
         fractions = tuple(sorted({_fraction(v) for v in items}))
     reference = str(report.get("reference", st.RANDOM_ALGO))
-    return CostSettings(x, fractions, reference, incumbent)
+    task_figures = str(report.get("task_figures", "auto")).lower()
+    if task_figures not in TASK_FIGURE_CHOICES:
+        raise ValueError(f"report.task_figures={task_figures} is not allowed; use one of "
+                         f"{', '.join(TASK_FIGURE_CHOICES)}")
+    return CostSettings(x, fractions, reference, incumbent, task_figures)
 
 
 def wanted(data: StudyData, settings: CostSettings) -> bool:

@@ -192,7 +192,7 @@ def cost_section(data: StudyData, settings: cp.CostSettings, out: Path) -> CostS
     sec.blocks += [Heading("Cost to reach a target", 3), Table(tt), Table(summary), Text(cap_t, "caption")]
     sec.printed += [cap_t, _md(tt), "", _md(summary), ""]
     grid = cp.on_grid(cr, cp.figure_grid(settings.fractions))
-    for task, g in grid.groupby("task", sort=True):
+    for task, g in grid.groupby("task", sort=True) if settings.draws_task_figures(grid["task"].nunique()) else ():
         paths = plot_task_cost(task, g, palette, out)
         sec.figures += paths
         sec.blocks.append(Figure(paths[0], f"{task}: mean normalised regret against the fraction of the budget "

@@ -163,8 +163,8 @@ def _runs_sql(store: Any, exp_ids: list[str]) -> pd.DataFrame:
     """Every active run of the experiments with its tags, params and final metrics: four queries."""
     where = "run_uuid IN (SELECT run_uuid FROM runs WHERE experiment_id IN :exp AND lifecycle_stage = 'active')"
     exp = [int(e) for e in exp_ids]
-    info = _read_sql(store, "SELECT run_uuid, name AS run_name, experiment_id, status, start_time, end_time "
-                     "FROM runs WHERE experiment_id IN :exp AND lifecycle_stage = 'active'", exp=exp)
+    info = _read_sql(store, "SELECT run_uuid, name AS run_name, experiment_id, status, start_time, end_time, "
+                     "artifact_uri FROM runs WHERE experiment_id IN :exp AND lifecycle_stage = 'active'", exp=exp)
     tags = _wide(_read_sql(store, f"SELECT run_uuid, key, value FROM tags WHERE {where}", exp=exp), "tags")
     params = _wide(_read_sql(store, f"SELECT run_uuid, key, value FROM params WHERE {where}", exp=exp), "params")
     latest = _read_sql(store, f"SELECT run_uuid, key, value, is_nan FROM latest_metrics WHERE {where}", exp=exp)
@@ -187,7 +187,8 @@ def _runs_client(client: Any, exp_ids: list[str]) -> pd.DataFrame:
             page = client.search_runs(exp_ids, max_results=1000, page_token=token)
         for r in page:
             row = {"run_id": r.info.run_id, "run_name": r.info.run_name, "experiment_id": r.info.experiment_id,
-                   "status": r.info.status, "start_time": r.info.start_time, "end_time": r.info.end_time}
+                   "status": r.info.status, "start_time": r.info.start_time, "end_time": r.info.end_time,
+                   "artifact_uri": r.info.artifact_uri}
             row.update({f"tags.{k}": v for k, v in r.data.tags.items()})
             row.update({f"params.{k}": v for k, v in r.data.params.items()})
             row.update({f"metrics.{k}": v for k, v in r.data.metrics.items()})
@@ -230,6 +231,34 @@ def _curves_client(client: Any, runs: pd.DataFrame, keys: tuple[str, ...] | None
     return pd.DataFrame(rows, columns=["run_uuid", "key", "step", "value"])
 
 
+def _curves_compact(runs: pd.DataFrame, uri: str, keys: tuple[str, ...] | None) -> pd.DataFrame:
+    """The same rows for compact runs (tag ``hpoflow.compact``), read from their ``round_metrics.csv`` artifact
+    (a local store: the file itself; any other: downloaded through the run's artifact repository)."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    from hpoflow.store.mlflow_tracker import COMPACT_TAG, ROUNDS_FILE
+
+    compact = runs[_col(runs, "tags." + COMPACT_TAG) == "true"]
+    tables = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run_id, artifact_uri in zip(compact["run_id"], _col(compact, "artifact_uri"), strict=True):
+            repo = get_artifact_repository(str(artifact_uri), tracking_uri=uri)
+            local = getattr(repo, "artifact_dir", None)  # a local repository: read in place
+            path = os.path.join(local, ROUNDS_FILE) if local else None
+            try:
+                if path is None or not os.path.isfile(path):
+                    path = repo.download_artifacts(ROUNDS_FILE, os.path.join(tmp, str(run_id)))
+                table = pd.read_csv(path, usecols=lambda c: c == "step" or not keys or c in keys)
+            except Exception:  # noqa: BLE001 - a run cut short before its artifacts: its final metrics only
+                continue
+            tables.append(table.assign(run_uuid=run_id))
+    if not tables:
+        return pd.DataFrame(columns=["run_uuid", "key", "step", "value"])
+    long = pd.concat(tables, ignore_index=True).melt(id_vars=["run_uuid", "step"], var_name="key", value_name="_v")
+    long = long.dropna(subset=["_v"]).rename(columns={"_v": "value"})  # "value" is a metric's name too
+    return long[["run_uuid", "key", "step", "value"]].reset_index(drop=True)
+
+
 # -- the table ---------------------------------------------------------------------------------------------
 def _col(df: pd.DataFrame, name: str, default: Any = "") -> pd.Series:
     return df[name] if name in df.columns else pd.Series(default, index=df.index, dtype=object)
@@ -256,7 +285,7 @@ def _task_key(df: pd.DataFrame) -> pd.Series:
 def _tidy(df: pd.DataFrame, experiments: dict[str, str]) -> pd.DataFrame:
     """Add the named columns of ``RUN_COLUMNS`` in front of the ``params.``/``tags.``/``metrics.`` ones."""
     out = pd.DataFrame(index=df.index)
-    for c in ("run_id", "run_name", "experiment_id", "status", "start_time", "end_time"):
+    for c in ("run_id", "run_name", "experiment_id", "status", "start_time", "end_time", "artifact_uri"):
         out[c] = _col(df, c)
     out["experiment"] = out["experiment_id"].astype(str).map(experiments)
     out["algo"] = _col(df, "tags.algo", "?").fillna("?")
@@ -339,6 +368,9 @@ def load_study(uri: str, *, experiment: str | Iterable[str] | None = None, sweep
     _progress(f"reading the curves of {len(runs)} runs ...")
     ids = list(runs["run_id"])
     long = _curves_sql(store, ids, keys) if store is not None else _curves_client(client, runs, keys)
+    compact = _curves_compact(runs, uri, keys)
+    if len(compact):
+        long = pd.concat([long, compact], ignore_index=True)
     curves = _curves_table(long)
     selection = (f"store {mask_secrets(uri)}; experiment {experiment or 'all'}; sweep {sweep_id or 'any'}; "
                  f"parent {parent_run_id or 'any'}; tags {tags or 'any'}; "

@@ -53,6 +53,8 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         ConfigError: one line naming the bad setting (unknown device, unreadable task file, a store that
             cannot be opened, a run another live process writes); nothing was written to MLflow then.
     """
+    if s.tracking.enabled and s.tracking.compact:
+        checkpoint_path = None  # its rounds reach the store only at the end: nothing a checkpoint could continue
     task, algorithm, resolved = build_components(s, task)
     check_workers(s.budget.workers, algorithm)
     tracker: Any = None
@@ -265,6 +267,10 @@ def _tags(s: Settings, task: Task, sweep_id: str | None, hardware: str | None,
         tags["objectives"] = json.dumps(task.objectives.describe(), separators=(",", ":"))
     if checkpoint_path:
         tags["checkpoint"] = checkpoint_path
+    if s.tracking.compact:
+        from hpoflow.store.mlflow_tracker import COMPACT_TAG
+
+        tags[COMPACT_TAG] = "true"
     node = os.environ.get(NODE_ENV)
     if node:
         tags[NODE_TAG] = node
@@ -293,7 +299,7 @@ def _start_tracker(s: Settings, task: Task, uri: str, tags: dict[str, str], conf
         tracker = MlflowTracker(uri, experiment, run_name, flush_every=s.tracking.flush_every,
                                 artifacts=s.tracking.artifacts, run_id=run_id, plots=s.tracking.plots,
                                 heartbeat_s=s.tracking.heartbeat_s, take_over=take_over,
-                                objectives=task.objectives)
+                                objectives=task.objectives, compact=s.tracking.compact)
     except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
         raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
                           f"({first_line(exc)})") from None

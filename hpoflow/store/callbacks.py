@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -92,14 +93,7 @@ class StudyCallback(Callback):
         from omegaconf import OmegaConf, read_write
 
         from hpoflow.config.launchers import check_launcher
-        from hpoflow.store import sweeps
-        from hpoflow.store.backend import (
-            artifact_location,
-            default_uri,
-            get_or_create_experiment,
-            make_client,
-        )
-        from hpoflow.store.params import redact_tree
+        from hpoflow.store.backend import default_uri, make_client
         from hpoflow.store.sweep_signals import install as stop_workers_on_signals
 
         stop_workers_on_signals()  # a process launcher's workers are stopped with the sweep, never orphaned
@@ -139,21 +133,14 @@ class StudyCallback(Callback):
             sys.exit(2)
         declared_params = config.hydra.sweeper.get("params")
         params = _plain(declared_params) if declared_params is not None else {}
-        tasks = set(_values(overrides.get("task", ""))) | set(_values(params.get("task", "")))
-        mlflow_experiment = tracking.get("experiment") or (
-            next(iter(tasks)) if len(tasks) == 1 else (choices.get("task") if not tasks else "sweeps"))
-        self.name = str(experiment or mlflow_experiment)
-        key = sweeps.study_key(str(experiment) if experiment else None, params, list(overrides_list(config)))
-        self.invocation = sweeps.new_invocation()
-        self.experiment_id = get_or_create_experiment(self.client, mlflow_experiment, artifact_location(uri))
-        declared = {"experiment": experiment, "sweep": params, "overrides": list(overrides_list(config))}
         composed = _plain(config)
         composed.pop("hydra", None)
-        text = OmegaConf.to_yaml(OmegaConf.create(redact_tree(composed)))
-        self.parent_run_id, self.created = sweeps.open_parent(
-            self.client, self.experiment_id, key, self.name,
-            {"hpoflow.sweep_dir": str(Path(str(config.hydra.sweep.dir)).resolve())},
-            {"study": declared}, text)
+        study = open_study(self.client, uri, tracking.get("experiment"), str(experiment) if experiment else None,
+                           params, list(overrides_list(config)), choices.get("task"), composed,
+                           str(Path(str(config.hydra.sweep.dir)).resolve()))
+        self.name, self.invocation, self.experiment_id = study.name, study.invocation, study.experiment_id
+        self.parent_run_id, self.created = study.parent_run_id, study.created
+        mlflow_experiment = study.mlflow_experiment
         injected = [f"sweep.parent_run_id={self.parent_run_id}", f"sweep.invocation={self.invocation}",
                     f"sweep.study='{self.name}'"]
         if not tracking.get("experiment"):
@@ -206,6 +193,49 @@ class StudyCallback(Callback):
             retry(lambda: self.client.delete_run(parent))
         except Exception as exc:  # noqa: BLE001 - the refusal is what the user needs to read
             print(f"Warning: could not delete the empty study run {parent}: {type(exc).__name__}", file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class OpenStudy:
+    """A study's parent run, open (RUNNING) for this invocation."""
+
+    experiment_id: str
+    parent_run_id: str
+    invocation: str
+    name: str               # the study's name: ``experiment=``, else the MLflow experiment
+    mlflow_experiment: str  # where its runs go (``tracking.experiment``, else the one task, else "sweeps")
+    created: bool           # the parent run was created now (not reopened)
+
+
+def open_study(client: Any, uri: str, tracking_experiment: str | None, experiment: str | None,
+               params: dict[str, Any], overrides: list[str], default_task: str | None, composed: dict[str, Any],
+               sweep_dir: str) -> OpenStudy:
+    """Create or reopen the parent run of the study that ``experiment``, its sweeper ``params`` and the command's
+    ``overrides`` declare (the same declaration finds the same parent, whichever command runs it: ``python -m
+    hpoflow -m`` or ``python -m hpoflow.batch``). ``composed``: the config without ``hydra`` (``study.yaml``)."""
+    from omegaconf import OmegaConf
+
+    from hpoflow.store import sweeps
+    from hpoflow.store.backend import artifact_location, get_or_create_experiment
+    from hpoflow.store.params import redact_tree
+
+    given = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if sep:
+            given[key.lstrip("+~")] = value
+    tasks = set(_values(given.get("task", ""))) | set(_values(params.get("task", "")))
+    mlflow_experiment = tracking_experiment or (
+        next(iter(tasks)) if len(tasks) == 1 else (default_task if not tasks else "sweeps"))
+    name = str(experiment or mlflow_experiment)
+    key = sweeps.study_key(experiment, params, overrides)
+    invocation = sweeps.new_invocation()
+    experiment_id = get_or_create_experiment(client, str(mlflow_experiment), artifact_location(uri))
+    declared = {"experiment": experiment, "sweep": params, "overrides": overrides}
+    text = OmegaConf.to_yaml(OmegaConf.create(redact_tree(composed)))
+    parent_run_id, created = sweeps.open_parent(client, experiment_id, key, name, {"hpoflow.sweep_dir": sweep_dir},
+                                                {"study": declared}, text)
+    return OpenStudy(experiment_id, parent_run_id, invocation, name, str(mlflow_experiment), created)
 
 
 def overrides_list(config: Any) -> list[str]:

@@ -137,12 +137,13 @@ def resume_settings(resume: str, overrides: list[str], uri: str | None,
 
 
 def plan_job(settings: Settings, overrides: list[str], composed: dict[str, Any], multirun: bool,
-             ) -> tuple[Settings, tuple[LoopState, str] | None] | str:
+             known: dict[str, list[Any]] | None = None) -> tuple[Settings, tuple[LoopState, str] | None] | str:
     """What a CLI job does: start a run, continue one, or nothing (a study re-run that already has it).
 
     Returns ``(settings, None)`` for a new run, ``(settings, (state, checkpoint path))`` to continue one
     (``resume=``, or a study job whose earlier writer is gone), or a one-line message when there is nothing
-    to do (the study's run is FINISHED, or kept FAILED).
+    to do (the study's run is FINISHED, or kept FAILED). ``known``: the study's children already read
+    (:func:`hpoflow.store.sweeps.children_by_hash`).
 
     Raises:
         ConfigError: a refused resume, or two configs of one study with the same hash.
@@ -157,7 +158,7 @@ def plan_job(settings: Settings, overrides: list[str], composed: dict[str, Any],
     from hpoflow.store.sweeps import Action, ConfigHashCollision, prepare_job
 
     try:
-        plan = prepare_job(settings)
+        plan = prepare_job(settings, known)
     except ConfigHashCollision as exc:
         raise ConfigError(str(exc)) from None
     if plan.action is Action.RESUME:

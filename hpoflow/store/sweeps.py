@@ -149,15 +149,36 @@ def _checkpoint_here(client: Any, run_id: str, tag: str | None) -> tuple[str, in
     return None if got is None else (str(got[0]), got[1])
 
 
+def children_by_hash(client: Any, experiment_id: str, parent_run_id: str) -> dict[str, list[Any]]:
+    """Every child of the parent, superseded ones left out, by config hash, newest first: what a study that plans
+    thousands of jobs in one process reads once (one query per page of 1,000 runs, not one per job)."""
+    from hpoflow.store.backend import retry
+
+    out: dict[str, list[Any]] = {}
+    token = None
+    while True:
+        page = retry(partial(client.search_runs, [experiment_id], f"tags.`{PARENT_TAG}` = '{parent_run_id}'",
+                             max_results=1000, order_by=["attributes.start_time DESC"], page_token=token))
+        for run in page:
+            if run.data.tags.get(SUPERSEDED_TAG) != "true" and HASH_TAG in run.data.tags:
+                out.setdefault(run.data.tags[HASH_TAG], []).append(run)
+        token = page.token
+        if not token:
+            return out
+
+
 def plan(client: Any, experiment_id: str, parent_run_id: str, raw: dict[str, Any], rerun_failed: bool,
-         retry_of: str | None = None) -> Plan:
+         retry_of: str | None = None, known: dict[str, list[Any]] | None = None) -> Plan:
     """Decide what a study job does, from the children of ``parent_run_id`` with the job's config hash.
 
     ``retry_of``: this job is a launcher's retry of a job of invocation ``retry_of`` whose worker died; a run
     that invocation created or resumed is then taken over even while its (dead) writer's lease looks alive
     (a writer on another host is otherwise presumed dead only after its heartbeat grace, 30 s or more).
+    ``known``: the children already read (:func:`children_by_hash`), else they are searched for this job.
     """
-    runs = children_with_hash(client, experiment_id, parent_run_id, config_hash(raw))
+    digest = config_hash(raw)
+    runs = known.get(digest, []) if known is not None else children_with_hash(client, experiment_id, parent_run_id,
+                                                                                digest)
     if not runs:
         return Plan(Action.NEW)
     run = runs[0]
@@ -309,8 +330,9 @@ def close_parent(client: Any, experiment_id: str, parent_run_id: str, invocation
 
 
 # -- a job of a study -------------------------------------------------------------------------------
-def prepare_job(s: Any) -> Plan:
-    """The plan of a study job (validated settings ``s``); marks what it takes over or replaces."""
+def prepare_job(s: Any, known: dict[str, list[Any]] | None = None) -> Plan:
+    """The plan of a study job (validated settings ``s``); marks what it takes over or replaces. ``known``: the
+    study's children already read (:func:`children_by_hash`)."""
     from hpoflow.store.backend import default_uri, find_experiment, make_client, retry
 
     client = make_client(s.tracking.uri or default_uri())
@@ -321,7 +343,7 @@ def prepare_job(s: Any) -> Plan:
     import os
 
     retry_of = str(s.sweep.invocation) if int(os.environ.get(RETRY_ENV, "0") or 0) > 0 else None
-    decided = plan(client, experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed, retry_of)
+    decided = plan(client, experiment_id, str(s.sweep.parent_run_id), s.raw, s.sweep.rerun_failed, retry_of, known)
     if decided.action is Action.RESUME:
         retry(lambda: client.set_tag(decided.run_id, RESUMED_TAG, str(s.sweep.invocation)))
     if decided.superseded:

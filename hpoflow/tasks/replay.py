@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def benchmarks() -> list[str]:
     return sorted(p.name.removesuffix(".json.gz") for p in CURVES.glob("*.json.gz")) + suite_tasks()
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)
 def load_benchmark(name: str) -> dict[str, Any]:
     """The recorded benchmark ``name`` (see the module doc), or the file ``name`` when it ends in ``.json.gz``.
 
@@ -58,30 +59,20 @@ class ReplayTask(Continuable):
     """A recorded benchmark replayed (module doc). ``optimum``: the best full-fidelity value of the set."""
 
     def __init__(self, benchmark: str, seed: int = 0, max_fidelity: int | None = None) -> None:
-        import torch
-
         data = load_benchmark(benchmark)
         self.name, self.benchmark, self.seed = "lc_replay", benchmark, seed
-        self.space = parse_space(data["space"])
-        self.direction = Direction(data["direction"])
         f = data["fidelity"]
         top = f["max"] if max_fidelity is None else max_fidelity
         if isinstance(top, bool) or not isinstance(top, int) or not f["min"] <= top <= f["max"]:
             raise ValueError(f"task.max_fidelity={max_fidelity!r} must be an integer in [{f['min']}, {f['max']}] "
                              f"(benchmark {benchmark} records {f['name']} {f['min']}..{f['max']}) or null")
-        self.fidelity = Fidelity(f["name"], f["min"], top, f["integer"])
-        self.configs: list[dict[str, Any]] = data["configs"]
-        self.curves: list[list[float]] = [c[:top] for c in data["curves"]]  # n x max: the value after each unit
-        per_step = data.get("step_seconds") or [[s / f["max"]] * f["max"] for s in data["seconds"]]
-        self.step_seconds: list[list[float]] = [row[:top] for row in per_step]  # n x max: seconds of each unit
-        self.seconds: list[float] = [sum(row) for row in self.step_seconds]  # n: seconds to the full level
-        self.test_curves: list[list[float]] | None = (
-            [c[:top] for c in data["test_curves"]] if "test_curves" in data else None)
-        self.points = torch.stack([self.space.encode(c, torch.float64) for c in self.configs])  # n x d
+        table = _prepared(benchmark, top)  # shared by every run of the process: read only
+        self.space, self.direction, self.fidelity = table.space, table.direction, table.fidelity
+        self.configs, self.curves, self.step_seconds = table.configs, table.curves, table.step_seconds
+        self.seconds, self.test_curves, self.optimum = table.seconds, table.test_curves, table.optimum
+        self.points = table.points.clone()  # n x d
         self.candidates = self.points
-        self._index = {_key(u.tolist()): i for i, u in enumerate(self.points)}
-        finals = [c[-1] for c in self.curves]
-        self.optimum = min(finals) if self.direction is Direction.MINIMIZE else max(finals)
+        self._index = table.index
         self.states = TrialStates()  # config id -> Kept(Reached): what a promotion continues from
 
     def row(self, config: dict[str, Any]) -> int:
@@ -125,6 +116,44 @@ class ReplayTask(Continuable):
 
     def reference_values(self) -> dict[str, float]:
         return {"optimum": float(self.optimum)} if self.optimum is not None else {}
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A benchmark cut at ``top`` units, as a replayed task reads it (``n`` configurations, ``d`` dimensions)."""
+
+    space: Any
+    direction: Direction
+    fidelity: Fidelity
+    configs: list[dict[str, Any]]
+    curves: list[list[float]]         # n x top: the value after each unit
+    step_seconds: list[list[float]]   # n x top: the seconds of each unit
+    seconds: list[float]              # n: seconds to the full level
+    test_curves: list[list[float]] | None
+    points: Any                       # n x d tensor in [0, 1]^d
+    index: dict[tuple[float, ...], int]
+    optimum: float
+
+
+@lru_cache(maxsize=64)
+def _prepared(benchmark: str, top: int) -> _Table:
+    """The benchmark's tables, built once per process (a study replays one benchmark in hundreds of runs)."""
+    import torch
+
+    data = load_benchmark(benchmark)
+    f = data["fidelity"]
+    space = parse_space(data["space"])
+    direction = Direction(data["direction"])
+    curves = [c[:top] for c in data["curves"]]
+    per_step = data.get("step_seconds") or [[s / f["max"]] * f["max"] for s in data["seconds"]]
+    step_seconds = [row[:top] for row in per_step]
+    points = torch.stack([space.encode(c, torch.float64) for c in data["configs"]])
+    finals = [c[-1] for c in curves]
+    return _Table(space, direction, Fidelity(f["name"], f["min"], top, f["integer"]), data["configs"], curves,
+                  step_seconds, [sum(row) for row in step_seconds],
+                  [c[:top] for c in data["test_curves"]] if "test_curves" in data else None, points,
+                  {_key(u.tolist()): i for i, u in enumerate(points)},
+                  min(finals) if direction is Direction.MINIMIZE else max(finals))
 
 
 def _key(u: list[float]) -> tuple[float, ...]:

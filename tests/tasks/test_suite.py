@@ -57,3 +57,30 @@ def test_every_shipped_suite_task_is_well_formed(name):
     assert (np.asarray(task.step_seconds) >= 0).all()
     rows = [task.row(c) for c in task.configs[:: max(1, n // 64)]]  # every configuration is found again exactly
     assert rows == list(range(0, n, max(1, n // 64)))
+
+
+def test_the_study_resolver_lists_the_shipped_tasks_by_family():
+    import pytest as _pytest
+
+    from hpoflow.config.resolvers import lc_suite
+    from hpoflow.tasks.suite import suite_tasks
+
+    assert lc_suite().split(",") == suite_tasks()
+    linear = lc_suite("linear").split(",")
+    assert linear and all(t.endswith("-linear") for t in linear)
+    assert linear == [t for t in suite_tasks() if t.endswith("-linear")]
+    with _pytest.raises(ValueError, match="family 'cnn2' is not recorded; allowed: "):
+        lc_suite("cnn2")
+
+
+def test_replayed_tasks_share_one_table_per_process_and_own_their_points():
+    from hpoflow.tasks.replay import ReplayTask
+
+    name = "breast_cancer-linear"
+    a, b = ReplayTask(name, 0), ReplayTask(name, 1)
+    assert a.curves is b.curves and a.configs is b.configs  # read once
+    assert a.points is not b.points and bool((a.points == b.points).all())
+    a.points[0, 0] = -1.0  # one run's candidates are its own
+    assert float(b.points[0, 0]) != -1.0
+    short = ReplayTask(name, 0, max_fidelity=9)
+    assert short.fidelity.max == 9 and len(short.curves[0]) == 9 and len(a.curves[0]) == 30
