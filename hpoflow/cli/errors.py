@@ -53,10 +53,28 @@ def argv_error(argv: list[str]) -> str | None:
                     f"first; put every option before the overrides (python -m hpoflow {option} ... "
                     f"{first_override} {arg})")
         first_override = first_override or arg
-        problem = _removed(key) or _twice(seen, key, arg)
+        problem = _removed(key) or _twice(seen, key, arg) or _long_choice(key, value)
         if problem:
             return problem
     return None
+
+
+MAX_CHOICE = 200  # characters of one option name (file names stop at 255 bytes)
+
+
+def _long_choice(key: str, value: str) -> str | None:
+    """A config-group choice (``algo=<5,000 characters>``) longer than any option file's name: Hydra would look
+    for that file and answer with an OSError traceback."""
+    from hpoflow.config.schema import CONF_DIR
+
+    group = key.lstrip("+~").split("@", 1)[0]
+    if "." in group or not group or not (CONF_DIR / group).is_dir():
+        return None
+    longest = max((len(v) for v in value.split(",")), default=0)
+    if longest <= MAX_CHOICE:
+        return None
+    return (f"{group}=<{longest} characters> is not an option of {group} (names are at most {MAX_CHOICE} "
+            f"characters); allowed: the options python -m hpoflow --help lists")
 
 
 def _removed(key: str) -> str | None:

@@ -58,6 +58,8 @@ CASES = [  # (id, CLI arguments, fragment the one-line error must contain)
     ("path of digits_cnn", ["task=digits_cnn", "task.path=/nonexistent"], "task.path='/nonexistent'"),
     ("5,000-digit seed", ["seed=" + "7" * 5000], "seed=<5000 digits>"),
     ("5,000-digit rounds", ["budget.rounds=" + "7" * 5000], "budget.rounds=<5000 digits>"),
+    ("5,000-character algo", ["algo=" + "x" * 5000], "algo=<5000 characters> is not an option of algo"),
+    ("5,000-character task in a list", ["task=branin," + "y" * 5000], "task=<5000 characters>"),
     ("unimportable _target_", [*PLUGIN, "task=faulty", "task._target_=nope_module.Task"], "task._target_='nope_module"),
     ("_target_ without module", [*PLUGIN, "task=faulty", "task._target_=Task"], "task._target_='Task'"),
     ("option after override", ["algo=random", "--config-dir", "/tmp", "task=branin"], "option '--config-dir'"),
