@@ -30,7 +30,7 @@ def test_the_readme_multi_fidelity_commands_run_and_log_learning_curves(tmp_path
     runs = {r.data.tags["algo"] + "/" + r.data.tags["task"]: r for r in mlflow_runs(uri)}
     assert set(runs) == {"hyperband/branin_mf", "asha/breast_cancer", "auto/hartmann6_mf", "asha/lc_replay"}
     assert all(r.info.status == "FINISHED" for r in runs.values())
-    assert runs["auto/hartmann6_mf"].data.tags["auto.choice"] == "mf_gp"
+    assert runs["auto/hartmann6_mf"].data.tags["auto.choice"] == "freeze_thaw"
     client = MlflowClient(tracking_uri=uri)
     for key, run in runs.items():
         cost = client.get_metric_history(run.info.run_id, "query_cost")

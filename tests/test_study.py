@@ -198,18 +198,18 @@ def test_a_study_defaults_to_auto_as_minimize_does_with_pending_trials_and_says_
         == ("gp_ei", "discrete=snap")
 
 
-def test_auto_in_a_study_with_a_fidelity_and_a_cost_runs_mf_gp_without_asha_pruning_on_top():
-    """auto picks mf_gp there, which chooses each trial's fidelity itself: should_stop() must not cut its trials
-    (the pruner follows the pick, as for algo="mf_gp")."""
+def test_auto_in_a_study_with_a_fidelity_and_a_cost_runs_freeze_thaw_without_asha_pruning_on_top():
+    """auto picks freeze_thaw there, which chooses each trial's fidelity itself: should_stop() must not cut its
+    trials (the pruner follows the pick, as for algo="freeze_thaw")."""
     study = Study({"x": ("float", 0.0, 1.0)}, fidelity=("epochs", 1, 27), cost=200, seed=0)
-    assert study.result().summary["auto.choice"] == "mf_gp" and study._stopper is None
+    assert study.result().summary["auto.choice"] == "freeze_thaw" and study._stopper is None
     while not study.done:
         trial = study.ask()
         for epoch in range(1, int(trial.fidelity) + 1):
             trial.report(epoch, (trial.config["x"] - 0.3) ** 2 + 1.0 / epoch)
             assert not trial.should_stop()
         study.tell(trial)
-    assert study.result().summary["auto.choice"] == "mf_gp"
+    assert study.result().summary["auto.choice"] == "freeze_thaw"
 
 
 def test_auto_in_a_study_where_it_runs_cobyqa_refuses_a_second_pending_ask_in_one_line():

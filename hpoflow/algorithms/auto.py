@@ -49,8 +49,13 @@ def build_choice(choice: Choice, ctx: BuildContext) -> AskTellAlgorithm:
         from hpoflow.algorithms.multi_fidelity_config import MultiFidelityConfig
 
         return MultiFidelityGP(MultiFidelityConfig(**{"name": "mf_gp", **choice.settings}), ctx)
+    if choice.algo == "freeze_thaw":
+        from hpoflow.algorithms.freeze_thaw import FreezeThaw
+        from hpoflow.algorithms.freeze_thaw_config import FreezeThawConfig
+
+        return FreezeThaw(FreezeThawConfig(**choice.settings), ctx)
     raise ValueError(f"auto picked algo={choice.algo}, which it cannot build; allowed: gp_ei, turbo, cobyqa, random, "
-                     "mf_gp, parego")
+                     "mf_gp, freeze_thaw, parego")
 
 
 class Auto(AskTellAlgorithm):

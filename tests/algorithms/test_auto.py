@@ -267,25 +267,26 @@ def test_the_auto_check_studies_compose_auto_and_every_algorithm_it_picks_from()
             assert s.algo_entry.name == overrides[-1 if overrides[1] == "task=bbob" else 1].split("=")[1]
 
 
-def test_rule_a_task_with_a_fidelity_under_a_cost_budget_goes_to_mf_gp():
+def test_rule_a_task_with_a_fidelity_under_a_cost_budget_goes_to_freeze_thaw_with_one_worker():
     choice = decide(_space(floats=6), 10_000, fidelity=True, cost_budget=True)
-    assert choice.algo == "mf_gp" and choice.settings == {"scheduler": "hyperband", "searcher": "gp"}
-    assert decide(_space(floats=6), 10_000, fidelity=True, cost_budget=True, workers=4).algo == "mf_gp"
+    assert choice.algo == "freeze_thaw" and choice.settings == {} and "learning-curve suite" in choice.reason
+    k = decide(_space(floats=6), 10_000, fidelity=True, cost_budget=True, workers=4)
+    assert k.algo == "mf_gp" and k.settings == {"scheduler": "hyperband", "searcher": "gp"}
     assert decide(_space(floats=6), 30, fidelity=True).algo == "gp_ei"  # a fidelity, rounds as the budget
     assert decide(_space(floats=6), 30, cost_budget=True).algo == "gp_ei"  # a cost budget, no fidelity
 
 
-def test_auto_builds_mf_gp_on_a_multi_fidelity_task_with_a_cost_budget():
+def test_auto_builds_freeze_thaw_on_a_multi_fidelity_task_with_a_cost_budget():
     from hpoflow.algorithms.auto import Auto
     from hpoflow.algorithms.auto_config import AutoConfig
     from hpoflow.algorithms.base import BuildContext
-    from hpoflow.algorithms.multi_fidelity import MultiFidelity
+    from hpoflow.algorithms.freeze_thaw import FreezeThaw
     from hpoflow.surrogates.gp import ExactGP
     from hpoflow.tasks.multi_fidelity import make_branin_mf
 
     task = make_branin_mf()
     auto = Auto(AutoConfig(), BuildContext(task, rounds=1000, cost=500.0, surrogate=lambda d: ExactGP(d)))
-    assert isinstance(auto.delegate, MultiFidelity) and auto.run_tags()["auto.choice"] == "mf_gp"
+    assert isinstance(auto.delegate, FreezeThaw) and auto.run_tags()["auto.choice"] == "freeze_thaw"
     s = auto.ask()
     assert s.fidelity == 1 and s.config_id == 1
 
