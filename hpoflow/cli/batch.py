@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
 def run_batch(args: list[str]) -> int:
     """Compose and validate every job, open the study, run the jobs; the exit status."""
     from hpoflow.config.validation import uri_scheme_problem
-    from hpoflow.store.backend import default_uri, make_client
+    from hpoflow.runner.build import open_store
+    from hpoflow.store.backend import default_uri
     from hpoflow.store.callbacks import _plain, open_study
 
     composer = Composer()
@@ -206,10 +207,7 @@ def run_batch(args: list[str]) -> int:
     problem = uri_scheme_problem(uri)
     if problem:
         raise ConfigError(problem)
-    try:
-        client = make_client(uri)
-    except Exception as exc:  # noqa: BLE001 - an unusable store: one line, before any job
-        raise ConfigError(f"tracking.uri={uri!r}: cannot open the MLflow store ({type(exc).__name__})") from None
+    client = open_store(uri)  # one line, before any job
     composed = _plain(base)
     composed.pop("hydra", None)
     experiment = base.hydra.runtime.choices.get("experiment")

@@ -56,7 +56,7 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
     if s.tracking.enabled and s.tracking.compact:
         checkpoint_path = None  # its rounds reach the store only at the end: nothing a checkpoint could continue
     if s.tracking.enabled:
-        _open_store(s.tracking.uri)  # before any work: a task or a model can take seconds to build
+        open_store(s.tracking.uri)  # before any work: a task or a model can take seconds to build
     task, algorithm, resolved = build_components(s, task)
     check_workers(s.budget.workers, algorithm)
     tracker: Any = None
@@ -318,13 +318,13 @@ def _start_tracker(s: Settings, task: Task, uri: str, tags: dict[str, str], conf
     return tracker
 
 
-def _open_store(uri: str | None) -> None:
-    """Open (and on first use create) the run's store, or raise the one-line ConfigError ``_start_tracker`` would."""
+def open_store(uri: str | None) -> Any:
+    """The client of the run's store, opened (and on first use created), or the one-line ConfigError."""
     from hpoflow.store.backend import default_uri, make_client
 
     uri = uri or default_uri()
     try:
-        make_client(uri)
+        return make_client(uri)
     except Exception as exc:  # noqa: BLE001 - unwritable path, unknown scheme: a one-line error
         raise ConfigError(f"tracking.uri={mask_secrets(uri)!r}: cannot open the MLflow store "
                           f"({first_line(exc)})") from None
