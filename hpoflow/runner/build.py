@@ -105,7 +105,13 @@ def open_run(s: Settings, *, task: Task | None = None, config_text: str = "", sw
         task.set_state_folder(state_folder(checkpoint_path), resume.round if resume is not None else 0,  # type: ignore[attr-defined]
                               told)
     budget = s.budget  # already checked (hpoflow/core/budget.py)
-    loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume)
+    replay = None
+    if resume is not None and budget.executor == "simulated":  # resumed where the simulation stood
+        from hpoflow.runner.simulated import replay_simulation
+
+        replay = replay_simulation
+    loop = Loop(task, algorithm, tracker, budget, on_error=s.on_error, checkpoint=checkpointer, resume=resume,
+                replay=replay)
     if checkpointer is not None and callable(getattr(task, "commit_states", None)):
         state = loop.state  # the trial states the checkpoint file now knows: older ones go
         checkpointer.on_write = lambda round: task.commit_states(round, told_levels(state.records))  # type: ignore[attr-defined]

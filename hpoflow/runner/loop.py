@@ -11,6 +11,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
@@ -130,12 +131,14 @@ class Loop:
 
     With ``resume`` (a loaded checkpoint), the algorithm, task RNGs, regret book and tracker are restored
     (:func:`hpoflow.runner.restore.restore`) and the loop continues with the next round; the algorithm and task must
-    be freshly built from the same config and seed.
+    be freshly built from the same config and seed. ``replay(loop, resume)`` restores the algorithm instead (a
+    simulated run: :func:`hpoflow.runner.simulated.replay_simulation`).
     """
 
     def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget | None = None,
                  on_error: OnError = OnError.FAIL, on_round: Callable[[Record, dict[str, float]], None] | None = None,
-                 checkpoint: Checkpointer | None = None, resume: LoopState | None = None) -> None:
+                 checkpoint: Checkpointer | None = None, resume: LoopState | None = None,
+                 replay: Callable[[Loop, LoopState], None] | None = None) -> None:
         budget = budget if budget is not None else Budget()
         self.task, self.algorithm, self.budget, self.on_error = task, algorithm, budget, on_error
         self.tracker: Tracker = tracker or NullTracker()
@@ -147,10 +150,12 @@ class Loop:
         self._pending: dict[int, tuple[Suggestion, float, int]] = {}  # id -> (suggestion, decision time, trial)
         self._free_rounds = 0  # rounds in a row that cost nothing (under a cost budget: see ZERO_COST_ROUNDS)
         self.concurrent = budget.workers > 1  # trials overlap: rounds log ``trial`` and ``pending``
+        self.simulation: Any = None  # a resumed simulated run: where it stood (hpoflow.runner.simulated.Simulation)
         elapsed = 0.0
         if resume is not None:
             with self.guard():
-                restore(resume, task, algorithm, self.tracker, self.book, _step_round)
+                restore(resume, task, algorithm, self.tracker, self.book, _step_round,
+                        None if replay is None else partial(replay, self, resume))
             self.state, elapsed = resume, resume.wall_time
         self.round = self.state.round + 1  # the next round to run
         self._start = time.perf_counter() - elapsed
@@ -235,6 +240,12 @@ class Loop:
             if self.concurrent:
                 record.metrics.update(trial=float(entry[2]), pending=float(len(self._pending)))
             return self._complete(record, suggestion, outcome, abandoned)
+
+    def adopt_pending(self, trials: list[tuple[Suggestion, int]]) -> None:
+        """Take ``(suggestion, trial number)`` pairs, asked of the algorithm outside :meth:`ask` (a resume that
+        rebuilt them), as pending trials; :meth:`tell` completes them."""
+        for s, t in trials:
+            self._pending[id(s)] = (s, 0.0, t)
 
     def abandon_pending(self, reason: str) -> list[Record]:
         """Record every pending trial as failed (``abandoned: reason``), in ask order; the run stays consistent."""

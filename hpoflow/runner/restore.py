@@ -68,7 +68,7 @@ def same_config(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker, book: RegretBook,
-            step: Callable[[Algorithm, int], Record]) -> None:
+            step: Callable[[Algorithm, int], Record], replay: Callable[[], None] | None = None) -> None:
     """Bring a freshly built algorithm/task/book/tracker to where ``state`` left off.
 
     Algorithm: ``load_state_dict`` if the checkpoint holds its state; otherwise replay: ask/tell algorithms
@@ -76,11 +76,14 @@ def restore(state: LoopState, task: Task, algorithm: Algorithm, tracker: Tracker
     ``workers > 1`` or a Study with pending trials -- cannot be replayed exactly, and is told its recorded
     points and outcomes in completion order, without a warning); ``step`` algorithms re-run their
     steps through ``step(algorithm, round)`` (which re-evaluates the objective; deterministic tasks give the
-    recorded values again). Then the task's and the global RNG states are restored, and the tracker re-logs
-    the recorded rounds (a tracker skips rounds its store already holds, so each step is logged exactly once).
+    recorded values again). ``replay`` (a simulated run: :func:`hpoflow.runner.simulated.replay_simulation`)
+    brings the algorithm back instead of both. Then the task's and the global RNG states are restored, and the
+    tracker re-logs the recorded rounds (a tracker skips rounds its store already holds: each step is logged once).
     """
     name = getattr(algorithm, "name", type(algorithm).__name__)
-    if state.algorithm is not None:
+    if replay is not None:
+        replay()
+    elif state.algorithm is not None:
         algorithm.load_state_dict(state.algorithm)
     elif isinstance(algorithm, AskTellAlgorithm):
         diverged = None

@@ -1,6 +1,7 @@
 """A replayed multi-fidelity run (``task=lc_replay``) killed with SIGKILL twice inside its brackets and resumed:
 every learning curve has each step once, the cost counted equals the units trained, and the run equals an
-uninterrupted one (the trial states live beside the checkpoint, one per trial and round)."""
+uninterrupted one (the trial states live beside the checkpoint, one per trial and round; with simulated workers the
+simulation is replayed to the checkpoint's moment: its clock and the trials running then)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,6 +16,8 @@ pytestmark = pytest.mark.cli
 
 RUNS = {
     "hyperband": ["algo=hyperband", "task=lc_replay", "task.max_fidelity=27", "budget.cost=250", "seed=2"],
+    "asha_simulated": ["algo=asha", "task=lc_replay", "task.max_fidelity=27", "budget.cost=250", "budget.workers=4",
+                       "budget.executor=simulated", "seed=2"],
     "warm_hyperband": ["algo=hyperband", "algo.scheduler=warm_hyperband", "task=lc_replay",
                        "task.benchmark=digits_gb", "task.max_fidelity=54", "budget.cost=400", "seed=2"],
 }
@@ -24,7 +27,7 @@ KILLS = (35, 40)  # the first run dies after its 35th evaluation (in bracket 1's
 def _history(uri: str) -> tuple:
     (run,) = mlflow_runs(uri)
     client = MlflowClient(tracking_uri=uri)
-    keys = [k for k in run.data.metrics if k.startswith("lc/")] + ["query_cost", "fidelity", "value"]
+    keys = [k for k in run.data.metrics if k.startswith("lc/")] + ["query_cost", "fidelity", "value", "sim_time"]
     return run, {k: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, k)) for k in keys}
 
 
@@ -39,7 +42,8 @@ def _units(history: dict) -> int:
     return units
 
 
-@pytest.mark.parametrize("name", ["hyperband", pytest.param("warm_hyperband", marks=pytest.mark.slow)])  # ~100 s each
+@pytest.mark.parametrize("name", ["hyperband", pytest.param("asha_simulated", marks=pytest.mark.slow),  # ~70-100 s each
+                                  pytest.param("warm_hyperband", marks=pytest.mark.slow)])
 def test_a_replayed_run_killed_twice_in_its_brackets_equals_the_uninterrupted_run(tmp_path: Path, name: str):
     args = RUNS[name]
     ref, uri = f"sqlite:///{tmp_path}/ref.db", f"sqlite:///{tmp_path}/killed.db"
@@ -58,7 +62,7 @@ def test_a_replayed_run_killed_twice_in_its_brackets_equals_the_uninterrupted_ru
     assert resumed.info.status == "FINISHED"
     assert _units(history) == history["query_cost"][-1][1]  # every unit trained once, and counted once
     assert history == expected  # same curves, levels, values and spend as the run never killed
-    print(f"\n{name} on lc_replay killed after evaluations {KILLS} and resumed: {len(history) - 3} curves, "
+    print(f"\n{name} on lc_replay killed after evaluations {KILLS} and resumed: {len(history) - 4} curves, "
           f"{history['query_cost'][-1][1]:.0f} units, {len(history['value'])} rounds, equal to the uninterrupted run")
 
 

@@ -14,7 +14,7 @@ from hpoflow.core.budget import Budget
 from hpoflow.core.records import Direction, Evaluation, Failure
 from hpoflow.core.space import Float, SearchSpace
 from hpoflow.runner.loop import Loop, drive
-from hpoflow.runner.simulated import drive_simulated, duration
+from hpoflow.runner.simulated import drive_simulated, duration, replay_simulation
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.multi_fidelity import make_branin_mf
 
@@ -63,3 +63,44 @@ def test_the_budget_accepts_simulated_and_names_it_when_refusing():
     assert Budget(executor="simulated").executor == "simulated"
     with pytest.raises(ValueError, match="allowed: thread, process, ray, simulated"):
         Budget(executor="fast")
+
+
+def _asha(task: Task) -> MultiFidelity:
+    return MultiFidelity(MultiFidelityConfig(scheduler="asha"), BuildContext(task, 1000, seed=3, workers=4))
+
+
+def _trace(records: list) -> list:
+    return [(r.config_id, r.fidelity, r.value, r.cost, r.metrics.get("trial"), r.metrics.get("sim_time"))
+            for r in records]
+
+
+@pytest.mark.parametrize("stop_after", [1, 7, 23])
+def test_a_resumed_simulated_run_equals_the_run_never_stopped(tmp_path, stop_after: int):
+    """ASHA with 4 simulated workers, stopped after round ``stop_after`` (3 trials still running) and resumed from
+    its checkpoint file with a freshly built algorithm: the same trials, levels, values, trial numbers and simulated
+    times as the run never stopped (the simulation is replayed, not restarted at time 0 with nothing running)."""
+    from hpoflow.core.checkpoint import Checkpointer, load
+    from hpoflow.runner.build import told_levels
+    from hpoflow.tasks.trial_states import state_folder
+
+    budget = Budget(rounds=60, workers=4, executor="simulated")
+    task = make_branin_mf(max_resource=27)
+    expected = drive_simulated(Loop(task, _asha(task), budget=budget), 4).records
+
+    def stop(record, metrics):
+        if record.round == stop_after:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "checkpoint.json"
+    task = make_branin_mf(max_resource=27)
+    task.set_state_folder(state_folder(path))  # the trial states beside the checkpoint, as the runner keeps them
+    with pytest.raises(KeyboardInterrupt):
+        drive_simulated(Loop(task, _asha(task), budget=budget, checkpoint=Checkpointer(path), on_round=stop), 4)
+    state = load(path)
+    assert state.round == stop_after
+    task = make_branin_mf(max_resource=27)
+    task.set_state_folder(state_folder(path), state.round, told_levels(state.records))
+    resumed = Loop(task, _asha(task), budget=budget, checkpoint=Checkpointer(path), resume=state,
+                   replay=replay_simulation)
+    assert len(resumed.pending) == 3  # the trials running when it stopped, asked again
+    assert _trace(drive_simulated(resumed, 4).records) == _trace(expected)
