@@ -15,7 +15,10 @@ $(BIN)/.installed: pyproject.toml
 	# torch first (the CPU build where the index serves it first, or from TORCH_INDEX), so that torch>=2.2
 	# below installs nothing more
 	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(BIN)/pip install -q -e ".[dev,peers,cluster]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too;
+	# editable_mode=compat: the clone goes on sys.path, so a folder named hpoflow beside a script (the clone, seen
+	# from its parent) cannot shadow the package (setuptools' default finder loses to such a namespace folder)
+	$(BIN)/pip install -q -e ".[dev,peers,cluster]" --config-settings editable_mode=compat 2>/dev/null \
+	  || $(BIN)/pip install -q -e ".[dev,peers,cluster]"  # peers: the Optuna/BoTorch/Nevergrad adapters' tests run too;
 	# cluster: the Ray launcher's, submitit's and (where PostgreSQL's binaries are installed) the tracking server's
 	# PostgreSQL's binaries for the tracking-server and Ray walkthrough tests: installed where root has apt-get (CI),
 	# skipped otherwise (those tests then skip)

@@ -6,6 +6,8 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
+
 import hpoflow
 from hpoflow.core.shadowing import shadowing_hint
 from tests.conftest import REPO
@@ -30,7 +32,10 @@ class Editable:
             return importlib.util.spec_from_file_location(name, base.with_suffix('.py'))
         return None
 sys.meta_path.insert(sys.meta_path.index(PathFinder) + 1, Editable)  # before any installed one
+sys.path[:] = [p for p in sys.path if not p or Path(p).resolve() != ROOT.resolve()]  # no path-based install either
 sys.path.insert(0, {cwd!r})
+import pytest
+
 import hpoflow
 print('namespace' if getattr(hpoflow, '__file__', None) is None else 'package', flush=True)
 sys.argv = ['hpoflow', '--help']
@@ -60,3 +65,18 @@ def test_the_cli_prints_the_hint_when_a_clone_shadows_an_editable_install(tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("namespace\nhpoflow: declarative")  # the shadowing happened; --help still ran
     assert proc.stderr.startswith(f"note: 'import hpoflow' in {tmp_path} finds the folder {tmp_path / 'hpoflow'}")
+
+
+def test_with_the_documented_setup_a_folder_named_hpoflow_beside_a_script_does_not_shadow_the_package(tmp_path: Path):
+    """``make setup`` installs the clone on sys.path (editable_mode=compat): a script next to a folder named hpoflow
+    imports the package, not an empty namespace (setuptools' default editable finder would lose to the folder)."""
+    import sysconfig
+
+    site = Path(sysconfig.get_paths()["purelib"])
+    if list(site.glob("__editable___hpoflow_*finder.py")):
+        pytest.skip("hpoflow is installed with setuptools' editable finder, not as `make setup` installs it")
+    (tmp_path / "hpoflow").mkdir()
+    (tmp_path / "script.py").write_text("import hpoflow\nprint(hpoflow.minimize.__name__)\n")
+    proc = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0 and proc.stdout == "minimize\n", proc.stderr[-2000:]
