@@ -19,6 +19,7 @@ from hpoflow.report.cost_regret import cost_regret_section
 from hpoflow.report.cost_section import cost_section
 from hpoflow.report.figures import palette, plot_anytime, plot_cd, plot_profiles, plot_task
 from hpoflow.report.html import Block, Figure, Heading, Table, Text, to_html, to_markdown
+from hpoflow.report.learning_curves import per_task_curve_figures
 from hpoflow.report.loading import StudyData, best_config, to_run_curves
 from hpoflow.report.pareto_section import pareto_section, split
 from hpoflow.report.profiles import ALL, BBOB_GROUPS, TARGETS_TEXT, data_profiles, final_table
@@ -38,6 +39,10 @@ from hpoflow.report.tables import (
 
 TITLE = "hpoflow report"
 MAX_CONFIG_VALUES = 8   # swept params listing more values than this show a count
+
+CAPTION_CURVES = ("Learning curves: every trial of one run per method (its lowest seed), value against the step "
+                  "(the fidelity); strong: the trials that reached the task's full fidelity, faint: those stopped "
+                  "earlier. The same figure for every run is its MLflow artifact learning_curves.png.")
 
 
 @dataclass
@@ -227,6 +232,8 @@ def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str
     if not draw:
         blocks.append(Text(f"{len(summaries)} tasks: no figure per task (report.task_figures=true draws them).",
                            "caption"))
+    curve_figures = per_task_curve_figures(data.uri, finished.runs, out, colors) if draw else {}
+    figures += list(curve_figures.values())
     for task_key, rows in summaries.items():
         if with_configs:
             for s in rows:
@@ -242,6 +249,8 @@ def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str
             Table(_md_to_frame(format_best_configs(rows))),
         ]
         blocks += [Figure(p, p.stem.replace("_", " ")) for p in paths if p.suffix == ".png"]
+        if task in curve_figures:
+            blocks.append(Figure(curve_figures[task], CAPTION_CURVES))
         printed += [f"### {task} (finished runs)", format_table(rows), caption(rows), format_best_configs(rows), ""]
     return figures, summaries
 
