@@ -48,6 +48,7 @@ COVERED = {
     "Stop bad trials early": "tests/test_readme_multi_fidelity.py",
     "Trials that report as they train": "tests/test_readme_multi_fidelity.py",
     "Comparing methods against compute": "tests/report/test_report_cost_cli.py",
+    "A/A twins: how small a difference can a study detect?": "tests/report/test_twins_cli.py",
     "Adding a built-in algorithm: three files": "tests/core/test_component.py",
 }
 CLUSTER = ("Running a study on a Ray cluster", "A large study straight into the database", "SLURM",

@@ -39,6 +39,7 @@ class SweepConfig:
     invocation: str | None = None      # set by the study: this invocation of the sweep command
     study: str | None = None           # set by the study: its name (the experiment=, or the MLflow experiment)
     cell: str | None = None            # set by the cells sweeper: the named cell (table row) of this job
+    twin: int = 0  # k > 0: an A/A twin, the algorithm seeded seed + TWIN_STRIDE*k, reported as '<algo> twin<k>'
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Any
 
 from hpoflow.config import registry
 from hpoflow.config.schema import BudgetConfig, SweepConfig, TrackingConfig
+from hpoflow.config.validation import MAX_SEED
 from hpoflow.core.hardware import HardwareConfig
 from hpoflow.core.records import OnError
 from hpoflow.core.suggest import did_you_mean
@@ -38,6 +39,16 @@ class Settings:
     resume: str | None = None
     progress: bool = True
     sweep: SweepConfig = field(default_factory=SweepConfig)
+
+    @property
+    def algo_seed(self) -> int:
+        """The seed of the algorithm's random streams: ``seed``, or for an A/A twin (``sweep.twin=k``)
+        ``seed + TWIN_STRIDE * k`` (the task keeps ``seed``: the twin searches the same task instance)."""
+        return self.seed + TWIN_STRIDE * self.sweep.twin
+
+
+TWIN_STRIDE = 1_000_003  # sweep.twin=k seeds the algorithm seed + k * this (a prime: no twin meets another's seed)
+MAX_TWIN = 1_000
 
 
 def _to_dataclass(cls: type, values: dict[str, Any], group: str) -> Any:
@@ -119,6 +130,11 @@ def validate(raw: dict[str, Any], own_task: bool = False) -> Settings:
     if resume is not None and (not isinstance(resume, str) or not resume.strip()):
         raise ConfigError(f"resume={resume!r} must name a run folder, a checkpoint file or an MLflow run id")
     sweep = _to_dataclass(SweepConfig, raw.get("sweep") or {}, "sweep")
+    if not isinstance(sweep.twin, int) or isinstance(sweep.twin, bool) or not 0 <= sweep.twin <= MAX_TWIN:
+        raise ConfigError(f"sweep.twin={sweep.twin!r} must be an integer from 0 (not a twin) to {MAX_TWIN}")
+    if seed + TWIN_STRIDE * sweep.twin > MAX_SEED:
+        raise ConfigError(f"sweep.twin={sweep.twin} with seed={seed}: the twin's seed "
+                          f"{seed + TWIN_STRIDE * sweep.twin} is over {MAX_SEED}; use a smaller seed or twin")
     _check_pair(raw, algo_entry, algo_target, surrogate_entry, surrogate_target)
     return Settings(algo, algo_entry, algo_target, surrogate, surrogate_entry, task, task_entry, task_target,
                     hardware, tracking, budget, seed, on_error, raw, every, resume,

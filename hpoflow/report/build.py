@@ -146,8 +146,10 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
                Figure(rank[0], "Average rank per (task, seed) block against round and against the fraction of the "
                       "budget's query cost; bands: 1.96·SE over blocks. Blocks where some algorithm has no run "
                       "are left out.")]
+    pvalues = None  # the comparison's pairwise p-values, for the A/A twins' line
     try:
         cd = st.critical_difference(norm.final)
+        pvalues = cd.pvalues if cd.method == "Wilcoxon–Holm" else None
     except st.ReportError as exc:
         blocks.append(Text(f"Warning: no critical-difference diagram: {exc}", "warning"))
         norm.warnings.append(f"Warning: no critical-difference diagram: {exc}")
@@ -180,6 +182,11 @@ def _cross_task(norm: st.Normalised, out: Path, blocks: list[Block], printed: li
         "(second − first; bootstrap 95% interval) and the number of seeds a two-sided paired t-test would need "
         "to separate them at α = 0.05 with 80% power, from the observed standardised effect d_z = mean/sd of the "
         "paired differences (statsmodels TTestPower).", "caption")]
+    twins = [t.line() for t in st.twin_power(norm.final, pvalues)] or [
+        "No A/A twin in this study: run one method again with sweep.twin=1 (the same method and seeds, other "
+        "random streams) and the report measures, from the twins' difference, the smallest mean-rank difference "
+        "this comparison can detect."]
+    lines += twins
     blocks += [Text(line) for line in lines]
     printed += ["Seed adequacy:"] + lines + [""]
     return figures

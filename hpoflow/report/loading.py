@@ -291,6 +291,8 @@ def _tidy(df: pd.DataFrame, experiments: dict[str, str]) -> pd.DataFrame:
     out["algo"] = _col(df, "tags.algo", "?").fillna("?")
     cell = _col(df, "params.sweep.cell").fillna("None").astype(str)  # a study's named cell: a table row
     out["algo"] = out["algo"].where(cell.isin(["None", ""]), out["algo"] + " " + cell)
+    twin = pd.to_numeric(_col(df, "params.sweep.twin", 0), errors="coerce").fillna(0).astype(int)
+    out["algo"] = out["algo"].where(twin <= 0, out["algo"] + " twin" + twin.astype(str))  # an A/A twin: its own row
     out["task"] = _col(df, "tags.task", "?").fillna("?")
     out["task_key"] = _task_key(df)
     out["seed"] = _col(df, "tags.seed", "?").fillna("?").astype(str)

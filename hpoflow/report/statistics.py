@@ -11,6 +11,7 @@ scikit-posthocs; only the bookkeeping (normalisation, blocks, grids) and Holm's 
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -465,4 +466,62 @@ def seed_adequacy(final: pd.DataFrame) -> list[SeedAdequacy]:
             sd = 0.0
         dz = m / sd if sd > 0 else (math.inf if m != 0 else 0.0)
         out.append(SeedAdequacy(task, first, second, int(d.size), m, lo, hi, dz, seeds_needed(dz)))
+    return out
+
+
+# -- power, measured by A/A twins --------------------------------------------------------------------------
+TWIN_SUFFIX = re.compile(r"^(?P<original>.+) twin(?P<k>[1-9][0-9]*)$")  # report label of a sweep.twin=k run
+
+
+@dataclass
+class TwinPower:
+    """An A/A twin (the same method with other random streams) against its original, over complete blocks."""
+
+    original: str
+    twin: str
+    n_blocks: int
+    gap: float             # mean rank of the twin - mean rank of the original
+    p_holm: float          # their Wilcoxon-Holm p-value in the comparison (nan when it used Nemenyi)
+    sd: float              # standard deviation of their per-block rank difference
+    detectable: float      # smallest mean-rank difference detected at Holm alpha with POWER
+    methods: int           # methods in the comparison (twins included)
+
+    def line(self) -> str:
+        pairs = self.methods * (self.methods - 1) // 2
+        if self.sd == 0 and self.gap == 0:
+            return (f"A/A twins {self.twin} and {self.original}: identical in all {self.n_blocks} blocks (the method "
+                    "does not depend on its seed here), so they measure no noise.")
+        p = "" if math.isnan(self.p_holm) else f", Holm p = {self.p_holm:.2g}"
+        return (f"A/A twins {self.twin} and {self.original} (one method, other random streams): their mean ranks "
+                f"differ by {self.gap:+.2f} over {self.n_blocks} blocks{p}. From the spread of their per-block rank "
+                f"difference (sd {self.sd:.2f}), this comparison of {self.methods} methods ({pairs} pairs) detects a "
+                f"mean-rank difference of {self.detectable:.2f} or more at Holm α = {ALPHA} with {POWER:.0%} power; "
+                "smaller differences are within its noise.")
+
+
+def twin_power(final: pd.DataFrame, pvalues: pd.DataFrame | None = None) -> list[TwinPower]:
+    """For every A/A twin in ``final`` (label ``'<algo> twin<k>'`` beside ``'<algo>'``): their mean-rank gap and
+    the smallest mean-rank difference the comparison detects, measured from the twins' noise.
+
+    Ranks are taken within complete (task, seed) blocks over every method. With ``d`` the per-block rank
+    difference of twin and original (pure noise: the two are one method), a paired difference of mean ranks is
+    detected at the strictest Holm step (``ALPHA / m`` for ``m`` pairs) with power ``POWER`` from
+    ``(z(1 - ALPHA / 2m) + z(POWER)) * sd(d) / sqrt(n)`` on ``n`` blocks (the normal approximation; later Holm
+    steps need less). ``pvalues``: the comparison's adjusted pairwise p-values, to quote the twins' own.
+    """
+    ranks = block_ranks(final)
+    algos = list(ranks.columns)
+    out = []
+    for name in algos:
+        m = TWIN_SUFFIX.match(str(name))
+        if m is None or m["original"] not in algos or len(ranks) < 2:
+            continue
+        d = (ranks[name] - ranks[m["original"]]).to_numpy()
+        sd = float(np.std(d, ddof=1))
+        pairs = len(algos) * (len(algos) - 1) // 2
+        z = stats.norm.ppf(1 - ALPHA / (2 * pairs)) + stats.norm.ppf(POWER)
+        p = (float(pvalues.loc[name, m["original"]]) if pvalues is not None and name in pvalues.index
+             and m["original"] in pvalues.columns else math.nan)
+        out.append(TwinPower(m["original"], str(name), len(ranks), float(d.mean()), p, sd,
+                             float(z * sd / math.sqrt(len(ranks))), len(algos)))
     return out

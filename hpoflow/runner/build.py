@@ -161,12 +161,12 @@ def build_components(s: Settings, task: Task | None = None) -> tuple[Task, Any, 
         resolved = hw.setup(s.hardware)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    hw.seed_everything(s.seed)
+    hw.seed_everything(s.algo_seed)
     task = task if task is not None else _task(s)
     surrogate = None
     if s.surrogate_entry is not None:  # loaded on first use: an algorithm without a model never imports gpytorch
         surrogate = partial(_surrogate_on, s.surrogate_entry, s.surrogate, resolved)
-    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.seed, surrogate=surrogate, hardware=resolved,
+    ctx = BuildContext(task=task, rounds=s.budget.rounds, seed=s.algo_seed, surrogate=surrogate, hardware=resolved,
                        workers=s.budget.workers, cost=s.budget.cost)
     try:
         algorithm = build_algorithm(s, ctx)
@@ -244,6 +244,8 @@ def tags_for(s: Settings, sweep_id: str | None, hardware_desc: str | None, task_
     algo = s.raw["algo"].get("name") or str(s.algo_target).replace(":", ".").rsplit(".", 1)[-1]
     tags = {"algo": str(algo), "task": str(s.raw["task"].get("name") or task_name),
             "surrogate": str(s.raw.get("surrogate", {}).get("name")), "seed": str(s.seed), "git_commit": _git_commit()}
+    if s.sweep.twin:  # an A/A twin: the report labels it '<algo> twin<k>' and pairs it with seed
+        tags["twin"] = str(s.sweep.twin)
     if hardware_desc is not None:
         tags["hardware"] = hardware_desc
     if sweep_id:
@@ -293,7 +295,8 @@ def _start_tracker(s: Settings, task: Task, uri: str, tags: dict[str, str], conf
     from hpoflow.store.mlflow_tracker import MlflowTracker
 
     experiment = s.tracking.experiment or tags["task"]
-    run_name = s.tracking.run_name or f"{tags['algo']}-{tags['task']}-s{s.seed}"
+    twin = f"-twin{s.sweep.twin}" if s.sweep.twin else ""
+    run_name = s.tracking.run_name or f"{tags['algo']}{twin}-{tags['task']}-s{s.seed}"
     run_id = resume.meta.get("run_id") if resume is not None else None
     take_over = False
     if resume is not None:

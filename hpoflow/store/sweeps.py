@@ -44,8 +44,11 @@ def canonical(raw: dict[str, Any]) -> dict[str, Any]:
     """The part of a resolved config that decides a run's result (what the hash covers).
 
     ``budget.executor`` never does; ``budget.workers`` only when above 1 (runs made before it existed keep
-    their hashes)."""
+    their hashes); ``sweep.twin`` (an A/A twin's number) only when above 0."""
     out = {k: v for k, v in raw.items() if k not in NOT_HASHED}
+    twin = (raw.get("sweep") or {}).get("twin") or 0
+    if twin:
+        out["twin"] = twin
     if isinstance(out.get("budget"), dict):
         budget = {k: v for k, v in out["budget"].items() if k != "executor"}
         if budget.get("workers", 1) == 1:
