@@ -76,6 +76,7 @@ class FreezeThawScheduler:
         self.trials: dict[int, dict[str, Any]] = {}  # id -> {"u", "index", "rung" (-1: none yet), "curve", "failed"}
         self.running: dict[int, int] = {}  # config id -> the rung it was asked for (not in the state)
         self._rows: list[tuple[list[float], float, float]] = []  # (u, budget, reward): every curve point
+        self._order: list[int] = []  # the config id of each row: the rows in the order they were observed
         self.decisions = 0
         self.last: dict[str, Any] = {}  # what the last decision saw (for tests and the decision log)
 
@@ -105,6 +106,7 @@ class FreezeThawScheduler:
         trial = self.trials[config_id]
         trial["curve"].append([budget, reward])
         self._rows.append((trial["u"], budget, reward))
+        self._order.append(config_id)
 
     def _data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every observed point: configurations, budgets and standardised losses (rewards negated)."""
@@ -188,12 +190,22 @@ class FreezeThawScheduler:
         """Trials, the decision count and the model (plain JSON); a new configuration running when the state is
         taken is forgotten, a running continuation is paused again at its last level (a resume asks again)."""
         trials = [[i, t] for i, t in self.trials.items() if not (i in self.running and t["rung"] < 0)]
-        return {"trials": trials, "decisions": self.decisions, "model": self.model.state_dict()}
+        return {"trials": trials, "decisions": self.decisions, "model": self.model.state_dict(),
+                "order": list(self._order)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.trials = {int(i): {**t, "u": list(t["u"]), "curve": [list(p) for p in t["curve"]]}
                        for i, t in state["trials"]}
-        self._rows = [(t["u"], float(v), float(r)) for t in self.trials.values() for v, r in t["curve"]]
+        # the model's rows in the order they were observed (its minibatches index them); a state saved without
+        # that order gives them trial by trial
+        order = state.get("order") or [i for i, t in self.trials.items() for _ in t["curve"]]
+        seen: dict[int, int] = {}
+        self._rows, self._order = [], []
+        for i in map(int, order):
+            v, r = self.trials[i]["curve"][seen.get(i, 0)]
+            seen[i] = seen.get(i, 0) + 1
+            self._rows.append((self.trials[i]["u"], float(v), float(r)))
+            self._order.append(i)
         self.running = {}
         self.decisions = int(state["decisions"])
         self.model.load_state_dict(state["model"])

@@ -173,3 +173,16 @@ def test_a_study_adds_no_stopping_rule_on_top_of_freeze_thaw():
     task = SimpleNamespace(fidelity=Fidelity("epochs", 1, 27))
     assert Study._pruner(None, task, "freeze_thaw") is None  # it chooses the levels itself, as hyperband does
     assert Study._pruner(None, task, "hyperband") is None and Study._pruner(None, task, "random") is not None
+
+
+def test_the_state_keeps_the_models_rows_in_the_order_they_were_observed():
+    """The model's minibatches index its rows: a resumed scheduler must hold them in the same order (before, it
+    rebuilt them trial by trial, and a replayed run killed twice diverged from the uninterrupted one at round 29)."""
+    algo, _ = run_replay(60)
+    rows = algo.scheduler._rows
+    trial_by_trial = [(t["u"], v, r) for t in algo.scheduler.trials.values() for v, r in t["curve"]]
+    assert rows != trial_by_trial and sorted(map(str, rows)) == sorted(map(str, trial_by_trial))  # interleaved
+    task = ReplayTask("digits_cnn", 0, max_fidelity=9)
+    resumed = FreezeThaw(FreezeThawConfig(init_steps=50, steps=5), BuildContext(task, 1000, 0))
+    resumed.load_state_dict(json.loads(json.dumps(algo.state_dict())))
+    assert resumed.scheduler._rows == rows
