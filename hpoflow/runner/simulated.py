@@ -37,7 +37,9 @@ def drive_simulated(loop: Loop, workers: int) -> RunResult:
     with loop.guard():
         while True:
             while len(running) < workers and loop.can_ask:
-                s = loop.ask()
+                s = loop.ask_fitting()
+                if s is None:
+                    break  # did not fit the cost budget: the running trials end the run
                 outcome = evaluate(loop.task, s.config, loop.trial_number(s), s.observe, s.fidelity, s.config_id)
                 heapq.heappush(running, (clock + duration(outcome), next(order), s, outcome))
             if not running:

@@ -63,6 +63,14 @@ class Continuable(Task):
         """The checkpoint file now holds round ``round`` and ``told`` (the runner's hook: older states go)."""
         self.states.commit(round, told)
 
+    def expected_cost(self, fidelity: float | None, reached: float = 0.0) -> float | None:
+        """The units above ``reached`` (a trial continued from there; the full evaluation, ``fidelity`` None, trains
+        from scratch), or the level when the trial cannot continue from below it."""
+        if self.fidelity is None or fidelity is None:
+            return super().expected_cost(fidelity, reached)
+        level = float(self.fidelity.level(fidelity))
+        return level - reached if 0.0 < reached < level else level
+
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:
         if self.fidelity is None:
