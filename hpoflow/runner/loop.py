@@ -186,7 +186,7 @@ class Loop:
         if not suggestion.observe:
             return 0.0
         reached = self._reached.get(suggestion.config_id, 0.0) if suggestion.config_id is not None else 0.0
-        known = self.task.expected_cost(suggestion.fidelity, reached)
+        known = self.task.expected_cost(suggestion.fidelity, reached, suggestion.config_id)
         if known is not None:
             return known
         return self._top_cost if self._top_cost > 0 else None

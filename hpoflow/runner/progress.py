@@ -103,8 +103,9 @@ class RunProgress:
     def __call__(self, record: Record, metrics: dict[str, float]) -> None:
         best, cum, cost = metrics.get("best_value"), metrics.get("cumulative_regret"), metrics.get("query_cost")
         if self._progress is not None:
-            by_cost = self.total is None and self.cost is not None and cost is not None
-            self._progress.update(self._task, completed=float(cost) if by_cost else record.round, best=_fmt(best),
+            by_cost = self.total is None and self.cost is not None
+            completed = float(cost or 0.0) if by_cost else record.round
+            self._progress.update(self._task, completed=completed, best=_fmt(best),
                                   cum=_fmt(cum), cost=_fmt(cost))
         if record.round % self.log_every == 0 or record.round == self.total:
             status = f" FAILED: {record.error}" if record.failed else ""
