@@ -14,7 +14,7 @@ from tests.conftest import mlflow_runs
 pytestmark = pytest.mark.cli
 
 RUNS = {
-    "hyperband": ["algo=hyperband", "task=lc_replay", "task.max_fidelity=27", "budget.cost=250", "seed=2"],
+    "hyperband": ["algo=hyperband", "task=lc_replay", "task.max_fidelity=27", "budget.cost=280", "seed=2"],
     "warm_hyperband": ["algo=hyperband", "algo.scheduler=warm_hyperband", "task=lc_replay",
                        "task.benchmark=digits_gb", "task.max_fidelity=54", "budget.cost=400", "seed=2"],
 }
