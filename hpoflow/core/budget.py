@@ -78,6 +78,6 @@ def cost_note(budget: float, spent: float, refused: float | None = None) -> str:
     if spent > budget * (1 + COST_TOL):
         return (f"{note}, {spent - budget:g} over: the last evaluations cost more than predicted (their cost is "
                 "known only once they ran)")
-    if refused is not None:
+    if refused is not None and spent < budget * (1 - COST_TOL):  # spent in full: nothing to explain
         return f"{note}; the next job ({refused:g} units) did not fit in the {max(budget - spent, 0.0):g} left"
     return note

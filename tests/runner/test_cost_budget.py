@@ -119,6 +119,9 @@ def test_multi_fidelity_runs_never_spend_more_than_the_budget(scheduler, workers
 def test_a_prediction_that_falls_short_is_an_overshoot_the_summary_states():
     assert cost_note(500, 504) == ("cost budget 500: spent 504, 4 over: the last evaluations cost more than "
                                    "predicted (their cost is known only once they ran)")
+    assert cost_note(810, 810, refused=2) == "cost budget 810: spent 810"  # spent in full: nothing to explain
+    assert cost_note(810, 798, refused=54) == ("cost budget 810: spent 798; the next job (54 units) did not fit "
+                                               "in the 12 left")
     assert fits(2.0, 2.0, 10.0) and fits(2.0 + 1e-12, 2.0, 10.0) and not fits(2.1, 2.0, 10.0)
 
 
