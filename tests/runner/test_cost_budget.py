@@ -195,3 +195,11 @@ def test_a_resumed_run_counts_every_unit_once(tmp_path):
         (r.config_id, r.fidelity, r.cost) for r in whole.records]
     assert resumed.summary["query_cost"] == whole.summary["query_cost"] == sum(calls)  # every unit trained once
     assert resumed.summary["cost_note"] == whole.summary["cost_note"]
+
+
+def test_auto_states_no_round_limit_under_a_cost_budget():
+    from hpoflow.algorithms.auto_rule import SpaceProfile, decide
+
+    choice = decide(SpaceProfile(floats=2, integers=0, categoricals=0), ROUNDS_UNDER_COST, cost_budget=True)
+    assert choice.algo == "turbo" and "no round limit (a cost budget)" in choice.reason
+    assert "1000000" not in choice.reason and "1000000" not in choice.summary()
