@@ -33,7 +33,7 @@ class Budget:
     """
 
     rounds: int = 30
-    cost: float | None = None  # stop once cumulative query cost reaches this
+    cost: float | None = None  # the cost budget: a job starts only if its cost fits in what is left of it
     workers: int = 1           # trials evaluated at once; a new one starts as soon as one ends (asynchronous)
     executor: str = "thread"   # thread | process | ray | simulated: where the workers run (process: the task must
     # pickle; simulated: in simulated time, each evaluation taking its 'elapsed' metric or its cost)
@@ -59,9 +59,10 @@ class Budget:
 
 
 def rounds_text(rounds: int, cost: float | None = None) -> str:
-    """``'30 rounds'``, or ``'no round limit (budget.cost=810)'`` for the default lifted under a cost budget."""
-    if cost is not None and rounds >= ROUNDS_UNDER_COST:
-        return f"no round limit (budget.cost={cost:g})"
+    """``'30 rounds'``, or for the default lifted under a cost budget ``'no round limit (a cost budget)'``
+    (``'no round limit (budget.cost=810)'`` given the budget): what a user reads instead of 10^6."""
+    if rounds >= ROUNDS_UNDER_COST:
+        return "no round limit (" + ("a cost budget" if cost is None else f"budget.cost={cost:g}") + ")"
     return f"{rounds} rounds"
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from hpoflow.core.budget import ROUNDS_UNDER_COST
+from hpoflow.core.budget import ROUNDS_UNDER_COST, rounds_text
 from hpoflow.report.loading import FAILED_STATUSES, StudyData, logged_rounds
 
 ALPHA = 0.05
@@ -80,18 +80,13 @@ def check_directions(runs: pd.DataFrame) -> None:
             raise ReportError(f"task '{task}' mixes directions ({detail}); select one direction per task")
 
 
-def _rounds(rounds: float) -> str:
-    """``30 rounds``, or ``no round limit`` for the default lifted under a cost budget (``budget.rounds`` 10^6)."""
-    return "no round limit (a cost budget)" if rounds >= ROUNDS_UNDER_COST else f"{int(rounds)} rounds"
-
-
 def budget_warnings(runs: pd.DataFrame) -> list[str]:
     """One warning per (task, algorithm) cell whose runs have different ``budget.rounds``."""
     out = []
     for (task, algo), group in runs.groupby(["task_key", "algo"]):
         budgets = group.groupby("rounds")["run_id"].apply(list)
         if len(budgets) > 1:
-            detail = "; ".join(f"{_rounds(r)}: runs {_names(ids)}" for r, ids in budgets.items())
+            detail = "; ".join(f"{rounds_text(int(r))}: runs {_names(ids)}" for r, ids in budgets.items())
             first = int(runs.loc[runs['task_key'] == task, 'rounds'].min())
             where = ("at the last round each run logged" if first >= ROUNDS_UNDER_COST else f"at round {first}")
             out.append(f"Warning: task '{task}', algorithm '{algo}' mixes budgets ({detail}); all runs of the "

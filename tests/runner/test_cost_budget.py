@@ -128,7 +128,7 @@ def test_a_prediction_that_falls_short_is_an_overshoot_the_summary_states():
 def test_no_lifted_round_limit_in_what_a_user_reads():
     assert Budget(ROUNDS_UNDER_COST, cost=810).round_limit is None and Budget(30, cost=810).round_limit == 30
     assert rounds_text(ROUNDS_UNDER_COST, 810) == "no round limit (budget.cost=810)"
-    assert rounds_text(30) == "30 rounds"
+    assert rounds_text(30) == "30 rounds" and rounds_text(ROUNDS_UNDER_COST) == "no round limit (a cost budget)"
     progress = RunProgress(None, enabled=False, cost=810)
     assert progress.position(159, 612.0) == "round 159 (cost 612/810)"
     assert RunProgress(30, enabled=False, cost=810).position(5, 12.0) == "round 5/30 (cost 12/810)"
