@@ -43,7 +43,7 @@ def run_label(algo: Any, task: Any, resume: Any = None) -> str:
 
 
 ROUNDS = 30  # budget.rounds' default
-# ROUNDS_UNDER_COST (hpoflow.core.budget): no round limit, a run given budget.cost stops when the cost is spent
+# ROUNDS_UNDER_COST (hpoflow.core.budget): no round limit; a run given budget.cost ends before a job that does not fit
 
 
 def default_rounds(cost: Any = None) -> int:

@@ -19,7 +19,7 @@ COST_TOL = 1e-9  # relative: a job whose cost exceeds what remains by less than 
 
 @dataclass
 class Budget:
-    """Stop after ``rounds`` rounds, or once the cost budget ``cost`` (if set) is spent.
+    """Stop after ``rounds`` rounds, or before a job that does not fit in the cost budget ``cost`` (if set).
 
     The cost budget holds (:func:`fits`): a job whose cost is known before it runs (a multi-fidelity job: its level,
     or only the units it adds to a trial it continues) starts only if it fits in what remains of ``cost`` once the
