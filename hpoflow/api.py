@@ -84,7 +84,9 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
         fidelity: ``(name, min, max)`` (or a ``Fidelity``): ``fn`` takes the level as
             the keyword ``name`` (``def train(config, epochs): ...``) and a multi-fidelity algorithm (``hyperband``,
             ``asha``, ``sha``, ``mf_gp``; ``auto`` with ``cost``) chooses it; a float result costs the level.
-        cost: the budget in cost units (fidelity units with ``fidelity``): the run stops once it is spent.
+        cost: the budget in cost units (fidelity units with ``fidelity``): a job starts only if its cost fits in
+            what remains (trials still running counted), so the run ends at or below it;
+            ``Result.summary["cost_note"]`` says what was spent and why it ended (see ``hpoflow.core.budget``).
         objectives: several objectives, ``{"f1": "min", "f2": "max"}``: ``fn`` returns a dict with (at least) these
             values; the first one, in minimisation form (negated for ``max``), is what single-objective methods
             minimise; ``Result.pareto`` lists the feasible non-dominated points. A name ``fn`` does not return is

@@ -121,7 +121,9 @@ class Study:
         fidelity: ``(name, min, max)``: trials are trained to ``trial.fidelity`` (a multi-fidelity algorithm such as
             ``hyperband`` or ``asha`` chooses it; otherwise the full level) and may ``report(step, value)`` and stop
             at ``should_stop()``; a told trial costs the steps it reached (its last report).
-        cost: the budget in cost units (fidelity units with ``fidelity``).
+        cost: the budget in cost units (fidelity units with ``fidelity``): no trial is asked once it is spent. A
+            trial's cost is known only when it is told (the steps it reached), so the trials told last can take the
+            study beyond it, unlike ``minimize`` and the CLI, which start a job only if it fits.
         prune: ``asha`` (the default with a fidelity, unless the algorithm chooses fidelities itself): at each rung
             level (min * 3^k) a reporting trial goes on only while it is in the top third of the rung; ``none``.
         seed: seeds the algorithm and Python's, NumPy's and torch's global RNGs.

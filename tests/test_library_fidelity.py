@@ -25,7 +25,7 @@ def test_minimize_calls_the_objective_with_the_fidelity_keyword_and_counts_fidel
 
     r = hpoflow.minimize(train, SPACE, algo="hyperband", fidelity=("epochs", 1, 27), cost=300)
     assert set(seen) <= {1, 3, 9, 27} and 27 in seen and 1 in seen
-    assert r.summary["query_cost"] == sum(seen) >= 300  # a float result trained from scratch costs its level
+    assert 300 - 27 < r.summary["query_cost"] == sum(seen) <= 300  # a float result from scratch costs its level
     assert r.best_value == pytest.approx(min(curve(rec.config, rec.fidelity) for rec in r.records))
     assert all(rec.fidelity in (1, 3, 9, 27) for rec in r.records)
 

@@ -35,7 +35,7 @@ def test_the_readme_multi_fidelity_commands_run_and_log_learning_curves(tmp_path
     for key, run in runs.items():
         cost = client.get_metric_history(run.info.run_id, "query_cost")
         budget = float(run.data.params["budget.cost"])
-        assert cost[-1].value >= budget and min(m.value for m in cost[-3:]) < budget + 200, key
+        assert budget - 200 < cost[-1].value <= budget, key  # the cost budget holds
         assert any(k.startswith("lc/config_") for k in run.data.metrics), key
     replay = runs["asha/lc_replay"]
     sim = [m.value for m in client.get_metric_history(replay.info.run_id, "sim_time")]
@@ -53,7 +53,7 @@ def test_the_readme_multi_fidelity_python_blocks_run(tmp_path, monkeypatch, caps
         assert capsys.readouterr().out.strip(), f"block {i} printed nothing"
         scopes.append(scope)
     result = scopes[0]["result"]
-    assert result.summary["query_cost"] >= 500 and abs(result.best_config["lr"] - 0.01) < 0.05
+    assert 400 < result.summary["query_cost"] <= 500 and abs(result.best_config["lr"] - 0.01) < 0.05
     study = scopes[1]["study"]
     assert study.result().summary["query_cost"] >= 300
     assert any(r.fidelity < 27 for r in study.records)  # some trials stopped early

@@ -69,6 +69,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hpoflow.core.budget import ROUNDS_UNDER_COST, rounds_text
 from hpoflow.core.space import Categorical, Float, Int, SearchSpace
 
 MAX_ENUMERATED = 20_000  # GP-BO's own limit (gp_bo.MAX_ENUMERATED): up to this size it searches every configuration
@@ -183,7 +184,8 @@ def decide(space: SpaceProfile, rounds: int, finite: bool = False, workers: int 
         return Choice("cobyqa", f"continuous, {space.describe()}, {rounds} rounds <= {LOCAL_MAX_ROUNDS_PER_DIM} x d: "
                       "COBYQA's local trust region from the centre (measured: ahead of TuRBO and GP-EI on BBOB at 4-20 "
                       "evaluations per dimension)")
-    return Choice("turbo", f"continuous, {space.describe()}, {rounds} rounds > {LOCAL_MAX_ROUNDS_PER_DIM} x d: TuRBO's "
+    many = rounds_text(rounds) if rounds >= ROUNDS_UNDER_COST else f"{rounds} rounds > {LOCAL_MAX_ROUNDS_PER_DIM} x d"
+    return Choice("turbo", f"continuous, {space.describe()}, {many}: TuRBO's "
                   "trust region (measured: ahead of GP-EI on BBOB at 40 evaluations)")
 
 

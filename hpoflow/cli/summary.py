@@ -30,6 +30,8 @@ def summary_lines(summary: dict[str, Any], objectives: Objectives | None = None,
         lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
                      f"simple regret: {summary.get('simple_regret')}")
     lines.append(f"query cost: {summary.get('query_cost')}   failed evaluations: {int(summary.get('failed') or 0)}")
+    if summary.get("cost_note"):  # a cost budget: what was spent of it, why the run ended below or beyond it
+        lines.append(str(summary["cost_note"]))
     return lines
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hpoflow.core.budget import ROUNDS_UNDER_COST
+
 TIMES = "hpoflow.times"
 
 
@@ -41,7 +43,7 @@ def run_label(algo: Any, task: Any, resume: Any = None) -> str:
 
 
 ROUNDS = 30  # budget.rounds' default
-ROUNDS_UNDER_COST = 1_000_000  # no practical limit: a run given budget.cost stops when the cost is spent
+# ROUNDS_UNDER_COST (hpoflow.core.budget): no round limit; a run given budget.cost ends before a job that does not fit
 
 
 def default_rounds(cost: Any = None) -> int:

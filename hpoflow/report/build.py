@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from hpoflow.core.budget import ROUNDS_UNDER_COST
 from hpoflow.report import statistics as st
 from hpoflow.report.aggregate import summarise
 from hpoflow.report.compute import CostSettings, wanted
@@ -62,6 +63,18 @@ def _table_md(frame: pd.DataFrame) -> str:
     return to_markdown([Table(frame)], "").split("\n", 2)[2].strip()
 
 
+def _shown(col: str, value: object) -> str:
+    """A param's value as the config table shows it: ``budget.rounds``' default under a cost budget (10^6) is
+    ``no limit (budget.cost)``."""
+    if col == "params.budget.rounds":
+        try:
+            if int(float(str(value))) >= ROUNDS_UNDER_COST:
+                return "no limit (budget.cost)"
+        except ValueError:
+            pass
+    return str(value)
+
+
 def study_config(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The config the runs share (one value) and what the study varies, from the runs' params; git commits.
 
@@ -72,7 +85,7 @@ def study_config(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     algos = runs.get("tags.algo", pd.Series(["?"] * len(runs), index=runs.index)).astype(str)
     for col in sorted(c for c in runs.columns if c.startswith("params.")):
         present = runs[col].notna()
-        values = sorted({str(v) for v in runs.loc[present, col]})
+        values = sorted({_shown(col, v) for v in runs.loc[present, col]})
         if not values:
             continue
         shown = ", ".join(values) if len(values) <= MAX_CONFIG_VALUES else f"{len(values)} values"

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from hpoflow.core.budget import ROUNDS_UNDER_COST, rounds_text
 from hpoflow.report.loading import FAILED_STATUSES, StudyData, logged_rounds
 
 ALPHA = 0.05
@@ -86,9 +87,11 @@ def budget_warnings(runs: pd.DataFrame) -> list[str]:
     for (task, algo), group in runs.groupby(["task_key", "algo"]):
         budgets = group.groupby("rounds")["run_id"].apply(list)
         if len(budgets) > 1:
-            detail = "; ".join(f"{int(r)} rounds: runs {_names(ids)}" for r, ids in budgets.items())
+            detail = "; ".join(f"{rounds_text(int(r))}: runs {_names(ids)}" for r, ids in budgets.items())
+            first = int(runs.loc[runs['task_key'] == task, 'rounds'].min())
+            where = ("at the last round each run logged" if first >= ROUNDS_UNDER_COST else f"at round {first}")
             out.append(f"Warning: task '{task}', algorithm '{algo}' mixes budgets ({detail}); all runs of the "
-                       f"task are compared at round {int(runs.loc[runs['task_key'] == task, 'rounds'].min())}")
+                       f"task are compared {where}")
     return out
 
 

@@ -183,7 +183,8 @@ def execute(run: OpenRun, progress: bool = True) -> RunResult:
     """
     from hpoflow.runner.progress import RunProgress
 
-    with RunProgress(run.loop.budget.rounds, run.label, enabled=progress) as bar:
+    budget = run.loop.budget
+    with RunProgress(budget.round_limit, run.label, enabled=progress, cost=budget.cost) as bar:
         run.loop.on_round = bar
         if run.loop.budget.executor == "simulated":
             from hpoflow.runner.simulated import drive_simulated

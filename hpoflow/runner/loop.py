@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
-from hpoflow.core.budget import Budget
+from hpoflow.core.budget import Budget, cost_note, fits
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.objectives import ParetoBook
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion, check_cost
@@ -149,6 +149,10 @@ class Loop:
         self.status: RunStatus | None = None  # set once the run has ended
         self._pending: dict[int, tuple[Suggestion, float, int]] = {}  # id -> (suggestion, decision time, trial)
         self._free_rounds = 0  # rounds in a row that cost nothing (under a cost budget: see ZERO_COST_ROUNDS)
+        self._committed: dict[int, float] = {}  # id(suggestion) -> the cost a started job is expected to charge
+        self._reached: dict[int, float] = {}  # config id -> the highest level told (what a continued trial adds to)
+        self._top_cost = 0.0  # the most one evaluation has cost: the prediction where only the evaluation knows
+        self.refused: float | None = None  # the expected cost of the job that did not fit the cost budget (run ends)
         self.concurrent = budget.workers > 1  # trials overlap: rounds log ``trial`` and ``pending``
         self.simulation: Any = None  # a resumed simulated run: where it stood (hpoflow.runner.simulated.Simulation)
         elapsed = 0.0
@@ -157,6 +161,8 @@ class Loop:
                 restore(resume, task, algorithm, self.tracker, self.book, _step_round,
                         None if replay is None else partial(replay, self, resume))
             self.state, elapsed = resume, resume.wall_time
+            for record in self.state.records:
+                self.note_cost(record)
         self.round = self.state.round + 1  # the next round to run
         self._start = time.perf_counter() - elapsed
 
@@ -164,7 +170,8 @@ class Loop:
     def done(self) -> bool:
         """The run has ended, or its budget (rounds, cost) is spent."""
         return (self.status is not None or self.round > self.budget.rounds
-                or (self.budget.cost is not None and self.book.query_cost >= self.budget.cost))
+                or (self.budget.cost is not None and self.book.query_cost >= self.budget.cost)
+                or (self.refused is not None and not self._pending))
 
     @property
     def pending(self) -> list[Suggestion]:
@@ -173,8 +180,63 @@ class Loop:
 
     @property
     def can_ask(self) -> bool:
-        """Another trial fits the budget: the rounds completed plus those pending are fewer than ``rounds``."""
-        return not self.done and self.round + len(self._pending) <= self.budget.rounds
+        """Another trial fits the budget: the rounds completed plus those pending are fewer than ``rounds``, and
+        no job has been refused by the cost budget (:meth:`admit`)."""
+        return (not self.done and self.refused is None and self.round + len(self._pending) <= self.budget.rounds)
+
+    def job_cost(self, suggestion: Suggestion) -> float | None:
+        """What evaluating the pending ``suggestion`` is expected to cost: the task's own figure
+        (:meth:`~hpoflow.tasks.base.Task.expected_cost`: a level, or the units a continued trial adds to the level
+        its configuration reached), else the most one evaluation has cost so far; None before any is known."""
+        if not suggestion.observe:
+            return 0.0
+        reached = self._reached.get(suggestion.config_id, 0.0) if suggestion.config_id is not None else 0.0
+        known = self.task.expected_cost(suggestion.fidelity, reached, suggestion.config_id)
+        if known is not None:
+            return known
+        return self._top_cost if self._top_cost > 0 else None
+
+    def admit(self, suggestion: Suggestion) -> bool:
+        """Whether the pending ``suggestion`` may start within the cost budget (no cost budget: always).
+
+        It may when its expected cost (:meth:`job_cost`) fits in what remains: ``budget.cost`` minus the cost spent
+        minus the expected cost of the jobs still running. One that does not fit is withdrawn (never evaluated nor
+        recorded), no trial is asked after it, and the run ends once the running ones are told; the summary's
+        ``cost_note`` says so."""
+        if self.budget.cost is None:
+            return True
+        cost = self.job_cost(suggestion)
+        left = self.budget.cost - self.book.query_cost - sum(self._committed.values())
+        if (fits(cost, left, self.budget.cost) if cost is not None else left > 0):
+            self._committed[id(suggestion)] = cost or 0.0
+            return True
+        del self._pending[id(suggestion)]
+        self.refused = cost if cost is not None else 0.0
+        return False
+
+    def ask_fitting(self) -> Suggestion | None:
+        """:meth:`ask`, then :meth:`admit`: the suggestion to start, or None when it does not fit the cost budget
+        (the run then asks nothing more)."""
+        s = self.ask()
+        return s if self.admit(s) else None
+
+    def summary(self) -> dict[str, Any]:
+        """The book's summary; under a cost budget also ``cost_budget`` and ``cost_note`` (what was spent of it,
+        and why the run ended below or beyond it: :func:`hpoflow.core.budget.cost_note`)."""
+        out = self.book.summary()
+        if self.budget.cost is not None:
+            out.update(cost_budget=float(self.budget.cost),
+                       cost_note=cost_note(self.budget.cost, self.book.query_cost, self.refused))
+        return out
+
+    def note_cost(self, record: Record) -> None:
+        """Book what a told round says about costs to come: the level its trial reached, the most a round cost."""
+        if record.failed:
+            return
+        if record.queried:
+            self._top_cost = max(self._top_cost, float(record.cost))
+        if record.config_id is not None and record.fidelity is not None:
+            self._reached[record.config_id] = max(self._reached.get(record.config_id, 0.0), float(record.fidelity))
 
     def trial_number(self, suggestion: Suggestion) -> int:
         """The pending suggestion's trial number (its ask order, 1-based; the round it was asked for)."""
@@ -197,7 +259,7 @@ class Loop:
         if self.status is None:
             self.status = status
             self._write_deferred()  # the checkpoint as of the last completed round, before the store's last flush
-            self.tracker.finish(status, self.book.summary(), error=error)
+            self.tracker.finish(status, self.summary(), error=error)
 
     def ask(self) -> Suggestion:
         """The ask/tell algorithm's suggestion for the next trial (evaluate it, then :meth:`tell`).
@@ -236,16 +298,19 @@ class Loop:
             start = time.perf_counter()
             self.algorithm.tell(suggestion, outcome)  # type: ignore[attr-defined]
             del self._pending[id(suggestion)]
+            self._committed.pop(id(suggestion), None)
             record = _record(self.round, suggestion, outcome, entry[1] + time.perf_counter() - start)
             if self.concurrent:
                 record.metrics.update(trial=float(entry[2]), pending=float(len(self._pending)))
             return self._complete(record, suggestion, outcome, abandoned)
 
-    def adopt_pending(self, trials: list[tuple[Suggestion, int]]) -> None:
-        """Take ``(suggestion, trial number)`` pairs, asked of the algorithm outside :meth:`ask` (a resume that
-        rebuilt them), as pending trials; :meth:`tell` completes them."""
-        for s, t in trials:
+    def adopt_pending(self, trials: list[tuple[Suggestion, int, float | None]]) -> None:
+        """Take ``(suggestion, trial number, expected cost or None)``, asked of the algorithm outside :meth:`ask`
+        (a resume that rebuilt them), as pending trials admitted with that cost; :meth:`tell` completes them."""
+        for s, t, cost in trials:
             self._pending[id(s)] = (s, 0.0, t)
+            if cost is not None:
+                self._committed[id(s)] = cost
 
     def abandon_pending(self, reason: str) -> list[Record]:
         """Record every pending trial as failed (``abandoned: reason``), in ask order; the run stays consistent."""
@@ -263,6 +328,7 @@ class Loop:
             metrics["wall_time"] = time.perf_counter() - self._start
             self.tracker.log(record, metrics)
             self.state.add(record, metrics, None if s is None else s.point(), outcome)
+            self.note_cost(record)
             if self.checkpoint is not None and self.checkpoint.due(record.round):
                 self._save(metrics["wall_time"])
             self.round = record.round + 1
@@ -313,7 +379,7 @@ class Loop:
         interval, the run was taken over), the checkpoint keeps every round as RUNNING, so the run can be
         resumed, and the exception propagates (the CLI exits non-zero).
         """
-        summary = self.book.summary()
+        summary = self.summary()
         if self.checkpoint is not None and self.state.records:
             with self.guard():  # the last rounds, not yet saved or written: resumable whatever happens to the store now
                 if not self.checkpoint.due(self.state.round):
@@ -332,7 +398,7 @@ class Loop:
 
     def result(self) -> RunResult:
         """The run so far: its status (FINISHED while still running), summary, records and metrics."""
-        return RunResult(self.status or RunStatus.FINISHED, self.book.summary(), self.state.records,
+        return RunResult(self.status or RunStatus.FINISHED, self.summary(), self.state.records,
                          self.state.metrics)
 
 
@@ -347,7 +413,9 @@ def drive(loop: Loop) -> RunResult:
     with loop.guard():
         while not loop.done:
             if isinstance(loop.algorithm, AskTellAlgorithm):
-                s = loop.ask()
+                s = loop.ask_fitting()
+                if s is None:
+                    break
                 loop.tell(s, evaluate(loop.task, s.config, loop.round, s.observe, s.fidelity, s.config_id))
             else:
                 loop.step()

@@ -44,16 +44,19 @@ class RunProgress:
     """Progress display and per-round log lines for one run; use as a context manager and ``on_round``.
 
     Args:
-        total: the round budget (the bar's length).
+        total: the round budget (the bar's length), or None: no round limit (a cost budget ends the run).
+        cost: the cost budget, or None; with it each line says ``(cost spent/budget)``, and without a round limit
+            the bar measures the cost spent.
         label: shown left of the bar, e.g. ``gp_ei/branin s0``.
         enabled: ``progress`` from the config; the bar also needs a terminal.
         log_every: write a log line every this many rounds (and at the last round).
         console: a ``rich.console.Console`` (tests pass one that records); default: stderr.
     """
 
-    def __init__(self, total: int, label: str = "", enabled: bool = True, log_every: int = 1,
-                 console: Any = None) -> None:
+    def __init__(self, total: int | None, label: str = "", enabled: bool = True, log_every: int = 1,
+                 console: Any = None, cost: float | None = None) -> None:
         self.total, self.label, self.log_every = total, label, max(1, int(log_every))
+        self.cost = cost
         self.logger = file_only_logger()
         self._progress: Any = None
         self._task: Any = None
@@ -88,7 +91,8 @@ class RunProgress:
     def __enter__(self) -> Self:
         if self._progress is not None:
             self._progress.start()
-            self._task = self._progress.add_task(self.label or "run", total=self.total, best="-", cum="-",
+            total = self.total if self.total is not None or self.cost is None else self.cost
+            self._task = self._progress.add_task(self.label or "run", total=total, best="-", cum="-",
                                                  cost="-")
         return self
 
@@ -99,11 +103,20 @@ class RunProgress:
     def __call__(self, record: Record, metrics: dict[str, float]) -> None:
         best, cum, cost = metrics.get("best_value"), metrics.get("cumulative_regret"), metrics.get("query_cost")
         if self._progress is not None:
-            self._progress.update(self._task, completed=record.round, best=_fmt(best), cum=_fmt(cum),
-                                  cost=_fmt(cost))
+            by_cost = self.total is None and self.cost is not None
+            completed = float(cost or 0.0) if by_cost else record.round
+            self._progress.update(self._task, completed=completed, best=_fmt(best),
+                                  cum=_fmt(cum), cost=_fmt(cost))
         if record.round % self.log_every == 0 or record.round == self.total:
             status = f" FAILED: {record.error}" if record.failed else ""
-            self.logger.info("round %d/%d value=%s best=%s cumulative_regret=%s simple_regret=%s query_cost=%s "
-                             "wall_time=%.3fs%s", record.round, self.total, _fmt(metrics.get("value")), _fmt(best),
-                             _fmt(cum), _fmt(metrics.get("simple_regret")), _fmt(cost),
+            self.logger.info("%s value=%s best=%s cumulative_regret=%s simple_regret=%s query_cost=%s "
+                             "wall_time=%.3fs%s", self.position(record.round, cost), _fmt(metrics.get("value")),
+                             _fmt(best), _fmt(cum), _fmt(metrics.get("simple_regret")), _fmt(cost),
                              float(metrics.get("wall_time", 0.0)), status)
+
+    def position(self, round: int, spent: Any = None) -> str:
+        """``round 5/30``, ``round 159 (cost 612/810)`` without a round limit, ``round 5/30 (cost 12/810)``."""
+        out = f"round {round}" if self.total is None else f"round {round}/{self.total}"
+        if self.cost is not None:
+            out += f" (cost {_fmt(spent)}/{self.cost:g})"
+        return out

@@ -21,6 +21,7 @@ import dataclasses
 import heapq
 import warnings
 
+from hpoflow.core.budget import fits
 from hpoflow.core.checkpoint import LoopState
 from hpoflow.core.records import Evaluation, Failure, Suggestion
 from hpoflow.runner.loop import Loop, RunResult, evaluate
@@ -55,7 +56,9 @@ def drive_simulated(loop: Loop, workers: int) -> RunResult:
     with loop.guard():
         while True:
             while len(running) < workers and loop.can_ask:
-                s = loop.ask()
+                s = loop.ask_fitting()
+                if s is None:
+                    break  # did not fit the cost budget: the running trials end the run
                 t = loop.trial_number(s)
                 outcome = evaluate(loop.task, s.config, t, s.observe, s.fidelity, s.config_id)
                 heapq.heappush(running, (clock + duration(outcome), t, s, outcome))  # ties: ask order
@@ -79,16 +82,24 @@ def replay_simulation(loop: Loop, state: LoopState) -> None:
     algorithm, budget, workers = loop.algorithm, loop.budget, loop.budget.workers
     told = {_trial(r.metrics, r.round): o for r, o in zip(state.records, state.outcomes) if o is not None}
     spent = 0.0  # the cost booked so far (RegretBook.query_cost)
+    committed: dict[int, float] = {}  # trial number -> the expected cost it was admitted with (Loop.admit)
     clock = 0.0
     running: list[Running] = []
     pending: dict[int, Suggestion] = {}  # trial number -> suggestion, in ask order
     diverged = None
     for record, outcome in zip(state.records, state.outcomes):
         r = record.round
-        while (len(running) < workers and r + len(pending) <= budget.rounds
+        while (len(running) < workers and loop.refused is None and r + len(pending) <= budget.rounds
                and (budget.cost is None or spent < budget.cost)):  # Loop.can_ask at that moment
             t = r + len(pending)
             s = algorithm.ask_pending(t, list(pending.values()))  # type: ignore[attr-defined]
+            if budget.cost is not None:  # Loop.admit as it was: the job fits what is left, running jobs counted
+                cost = loop.job_cost(s)
+                left = budget.cost - spent - sum(committed.values())
+                if not (fits(cost, left, budget.cost) if cost is not None else left > 0):
+                    loop.refused = cost if cost is not None else 0.0  # withdrawn there; nothing asked after it
+                    break
+                committed[t] = cost or 0.0
             ran = told.get(t)
             if ran is None:  # running at the checkpoint
                 ran = evaluate(loop.task, s.config, t, s.observe, s.fidelity, s.config_id)
@@ -99,16 +110,18 @@ def replay_simulation(loop: Loop, state: LoopState) -> None:
             break
         clock, t, s, ran = heapq.heappop(running)
         del pending[t]
+        committed.pop(t, None)
         if t != _trial(record.metrics, r) or not same_config(s.config, record.config):
             diverged = diverged or r
         algorithm.tell(s, outcome if outcome is not None else ran)  # type: ignore[attr-defined]
         spent += record.cost
+        loop.note_cost(record)
     if diverged is not None:
         name = getattr(algorithm, "name", type(algorithm).__name__)
         warnings.warn(f"resume: simulating '{name}' again did not reproduce round {diverged}; the rest of the run "
                       "may differ from an uninterrupted one", ResumeWarning, stacklevel=3)
     loop.simulation = Simulation(clock, running)
-    loop.adopt_pending([(s, t) for _, t, s, _ in sorted(running, key=lambda e: e[1])])
+    loop.adopt_pending([(s, t, committed.get(t)) for _, t, s, _ in sorted(running, key=lambda e: e[1])])
 
 
 def _trial(metrics: dict[str, float], round: int) -> int:

@@ -79,7 +79,9 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
             pool = make_executor(executor, workers, loop.task)
             while True:
                 while len(running) < workers and (ahead is not None or loop.can_ask):
-                    s, ahead = (ahead, None) if ahead is not None else (loop.ask(), None)
+                    s, ahead = (ahead, None) if ahead is not None else (loop.ask_fitting(), None)
+                    if s is None:
+                        break  # did not fit the cost budget: the running trials end the run
                     t = loop.trial_number(s)
                     if executor == "process":
                         future = pool.submit(_evaluate_here, s.config, t, s.observe, s.fidelity, s.config_id)
@@ -89,7 +91,7 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
                 if not running:
                     break
                 if ahead is None and loop.can_ask and not any(f.done() for f in running):
-                    ahead = loop.ask()  # decide while the evaluations run: a worker that ends starts it at once
+                    ahead = loop.ask_fitting()  # decide while the evaluations run: a worker that ends starts it at once
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: loop.trial_number(running[f])):
                     loop.tell(running.pop(future), outcome(future))

@@ -259,6 +259,8 @@ class MlflowTracker:
             best = json.dumps(summary.get("best_config"), default=str, separators=(",", ":"))
             if summary.get("best_config") is not None and len(best) <= MAX_TAG:  # the report reads it from any store
                 tags["final.best_config"] = best
+            if isinstance(summary.get("cost_note"), str):  # a cost budget: what was spent of it, and why it ended
+                tags["final.cost_note"] = summary["cost_note"][:MAX_TAG]
             if self.final_tags is not None:
                 tags.update(self.final_tags())
             if error:

@@ -66,6 +66,20 @@ class Task(ABC):
         raise TypeError(f"task '{self.name}' declares no fidelity: it cannot be evaluated at {fidelity}; "
                         "use a full-fidelity algorithm, or a task with a fidelity")
 
+    def expected_cost(self, fidelity: float | None, reached: float = 0.0,
+                      config_id: int | None = None) -> float | None:
+        """What an evaluation at ``fidelity`` (None: the full evaluation) will cost, known before it runs, for the
+        configuration ``config_id`` whose trial has reached level ``reached``; None when only the evaluation can
+        say.
+
+        The loop holds a cost budget with it (:func:`hpoflow.core.budget.fits`). Default: with a fidelity, the level
+        (trained from scratch, what :meth:`evaluate_at` charges by default); without one, unknown. A task that
+        continues trials (:class:`~hpoflow.tasks.continuation.Continuable`) charges only the units above
+        ``reached``."""
+        if self.fidelity is None:
+            return None
+        return float(self.fidelity.level(self.fidelity.max if fidelity is None else fidelity))
+
     @property
     def regret_reference(self) -> float | None:
         """f* if known, else the bound, for run-time regret."""

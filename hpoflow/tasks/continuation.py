@@ -63,6 +63,18 @@ class Continuable(Task):
         """The checkpoint file now holds round ``round`` and ``told`` (the runner's hook: older states go)."""
         self.states.commit(round, told)
 
+    def expected_cost(self, fidelity: float | None, reached: float = 0.0,
+                      config_id: int | None = None) -> float | None:
+        """The units above ``reached`` (a trial continued from there; the full evaluation, ``fidelity`` None, trains
+        from scratch), or the level when the trial cannot continue from below it or its state is no longer kept
+        (:meth:`~hpoflow.tasks.trial_states.TrialStates.may_continue`)."""
+        if self.fidelity is None or fidelity is None:
+            return super().expected_cost(fidelity, reached, config_id)
+        level = float(self.fidelity.level(fidelity))
+        if not 0.0 < reached < level or config_id is None or self.states.may_continue(config_id) is False:
+            return level
+        return level - reached
+
     def evaluate_at(self, config: dict[str, Any], *, fidelity: float, config_id: int | None, round: int,
                     observe: bool = True) -> Evaluation:
         if self.fidelity is None:

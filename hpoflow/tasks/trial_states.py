@@ -92,6 +92,7 @@ class TrialStates:
         self.committed = 0  # the newest round the checkpoint file holds (older states of a trial are not needed)
         self.session = ""  # who wrote a state: this process (and its process workers), since attach
         self._states: OrderedDict[int, Any] = OrderedDict()  # without a folder: id -> state
+        self._held = False  # this map has held a state (it is the copy that evaluates, not a process worker's driver)
         self._told: set[tuple[int, float]] | None = None  # (config id, level) the resumed checkpoint recorded
         self._committed_told: set[tuple[int, float]] | None = None  # ... and the one written last
         self._lock = threading.RLock()
@@ -248,6 +249,7 @@ class TrialStates:
         if config_id is None:
             return
         with self._lock:
+            self._held = True
             if self.folder is None:
                 self._states[config_id] = state
                 self._states.move_to_end(config_id)
@@ -276,6 +278,17 @@ class TrialStates:
             if self.folder is not None:
                 for v in self._versions(config_id):
                     Path(v.path).unlink(missing_ok=True)
+
+    def may_continue(self, config_id: int) -> bool | None:
+        """Whether an evaluation of ``config_id`` could continue a kept state (what it will cost): False when none
+        is kept (never trained, evicted by ``capacity``, lost with a failed evaluation), None when this map cannot
+        tell (a process workers' driver without a folder: the workers hold the states)."""
+        with self._lock:
+            if self.folder is not None:
+                return bool(self._versions(config_id))
+            if not getattr(self, "_held", False):
+                return None
+            return config_id in self._states
 
     def __len__(self) -> int:
         return len(self._states) if self.folder is None else len(self._scan())

@@ -41,7 +41,10 @@ def test_the_loop_stops_once_the_cost_budget_is_spent():
     task, algo = build("hyperband")
     result = run(task, algo, budget=Budget(rounds=10_000, cost=200))
     costs = [m["query_cost"] for m in result.metrics]
-    assert costs[-1] >= 200 > costs[-2]
+    assert costs[-1] <= 200  # the budget holds: the job that did not fit was not started
+    assert result.summary["cost_note"].startswith(f"cost budget 200: spent {costs[-1]:g}; the next job (")
+    refused = float(result.summary["cost_note"].split("the next job (")[1].split(" ")[0])
+    assert refused > 200 - costs[-1]
 
 
 def test_rounds_log_fidelity_config_id_and_a_learning_curve():

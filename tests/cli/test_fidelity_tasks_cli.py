@@ -48,7 +48,7 @@ def test_hyperband_on_gradient_boosting_spends_boosting_rounds(run_cli, store):
     run_cli(*ARGS, f"tracking.uri={store}")
     run, history = _histories(store)
     spent = history["query_cost"][-1][1]
-    assert run.info.status == "FINISHED" and COST <= spent < COST + 27
+    assert run.info.status == "FINISHED" and COST - 27 < spent <= COST  # the budget holds
     # continuation: the units charged are the units in the curves, each trained once (no config restarts here)
     assert _check_curves(history) == spent
     assert {v for _, v in history["fidelity"]} <= {1.0, 3.0, 9.0, 27.0} and max(v for _, v in history["fidelity"]) == 27

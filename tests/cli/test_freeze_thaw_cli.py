@@ -22,7 +22,7 @@ def test_freeze_thaw_on_cut_replayed_curves(run_cli, store, workers):
     fidelity = sorted(client.get_metric_history(run.info.run_id, "fidelity"), key=lambda m: m.step)
     assert {m.value for m in fidelity} <= set(LADDER) and LADDER[-1] in {m.value for m in fidelity}
     cost = sorted(client.get_metric_history(run.info.run_id, "query_cost"), key=lambda m: m.step)
-    assert cost[-1].value >= 90 > cost[-1 - workers].value  # no job starts once the budget is spent
+    assert 90 - 9 < cost[-1].value <= 90  # the budget holds: no job starts that does not fit in what remains
     curves = [k for k in run.data.metrics if k.startswith("lc/config_")]
     continued = 0
     for key in curves:

@@ -14,8 +14,8 @@ def test_asha_run_logs_learning_curves_and_stops_at_the_cost_budget(run_cli, sto
     assert run.info.status == "FINISHED"
     client = MlflowClient(tracking_uri=store)
     cost = client.get_metric_history(run.info.run_id, "query_cost")
-    over = [m for m in cost if m.value >= 150]
-    assert 1 <= len(over) <= 3  # no trial starts once 150 units are spent; those running (2, one asked ahead) end
+    spent = max(m.value for m in cost)
+    assert 150 - 27 < spent <= 150  # the budget holds: a job that does not fit beside the running ones never starts
     fidelity = client.get_metric_history(run.info.run_id, "fidelity")
     assert {m.value for m in fidelity} <= {1, 3, 9, 27} and len(fidelity) == len(cost)
     curves = [k for k in run.data.metrics if k.startswith("lc/config_")]
@@ -46,7 +46,7 @@ def test_mf_gp_with_the_warm_up_on_cut_replayed_curves(run_cli, store):
     fidelity = [m.value for m in client.get_metric_history(run.info.run_id, "fidelity")]
     assert fidelity[:3] == [2, 6, 9]  # the warm-up's first configuration runs to the (cut) top
     cost = sorted(client.get_metric_history(run.info.run_id, "query_cost"), key=lambda m: m.step)
-    assert cost[-1].value >= 90 > cost[-2].value  # the loop stops once the cost budget is spent
+    assert 90 - 9 < cost[-1].value <= 90  # the loop stops before a job that does not fit in the cost budget
 
 
 def test_a_multi_fidelity_algorithm_on_a_task_without_fidelity_is_one_line(run_cli):

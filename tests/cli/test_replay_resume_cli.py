@@ -15,9 +15,10 @@ from tests.conftest import mlflow_runs
 pytestmark = pytest.mark.cli
 
 RUNS = {
-    "hyperband": ["algo=hyperband", "task=lc_replay", "task.max_fidelity=27", "budget.cost=250", "seed=2"],
+    "hyperband": ["algo=hyperband", "task=lc_replay", "task.max_fidelity=27", "budget.cost=280", "seed=2"],
     "asha_simulated": ["algo=asha", "task=lc_replay", "task.max_fidelity=27", "budget.cost=250", "budget.workers=4",
                        "budget.executor=simulated", "seed=2"],
+    "freeze_thaw": ["algo=freeze_thaw", "task=lc_replay", "task.max_fidelity=27", "budget.cost=250", "seed=2"],
     "warm_hyperband": ["algo=hyperband", "algo.scheduler=warm_hyperband", "task=lc_replay",
                        "task.benchmark=digits_gb", "task.max_fidelity=54", "budget.cost=400", "seed=2"],
 }
@@ -43,6 +44,7 @@ def _units(history: dict) -> int:
 
 
 @pytest.mark.parametrize("name", ["hyperband", pytest.param("asha_simulated", marks=pytest.mark.slow),  # ~70-100 s each
+                                  pytest.param("freeze_thaw", marks=pytest.mark.slow),
                                   pytest.param("warm_hyperband", marks=pytest.mark.slow)])
 def test_a_replayed_run_killed_twice_in_its_brackets_equals_the_uninterrupted_run(tmp_path: Path, name: str):
     args = RUNS[name]

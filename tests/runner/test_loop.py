@@ -91,7 +91,9 @@ def test_interrupt_marks_killed():
 def test_cost_budget_stops_the_loop():
     task = Flaky()
     result = run(task, _algo(task), None, Budget(rounds=100, cost=7.0))
-    assert len(result.records) == 4 and result.summary["query_cost"] == 8.0
+    # each evaluation costs 2: the fourth is predicted to cost 2 too and does not fit in the 1 left
+    assert len(result.records) == 3 and result.summary["query_cost"] == 6.0
+    assert result.summary["cost_note"] == "cost budget 7: spent 6; the next job (2 units) did not fit in the 1 left"
 
 
 @pytest.mark.parametrize("kwargs,fragment", [({"rounds": 0}, "budget.rounds=0"), ({"cost": -1.0}, "budget.cost=-1.0")])

@@ -104,3 +104,36 @@ def test_a_resumed_simulated_run_equals_the_run_never_stopped(tmp_path, stop_aft
                    replay=replay_simulation)
     assert len(resumed.pending) == 3  # the trials running when it stopped, asked again
     assert _trace(drive_simulated(resumed, 4).records) == _trace(expected)
+
+
+@pytest.mark.parametrize("from_end", [1, 2, 6])
+def test_a_simulated_run_under_a_cost_budget_resumed_near_its_end_equals_the_run_never_stopped(tmp_path,
+                                                                                               from_end: int):
+    """Stopped while its last jobs drain (the job that did not fit the cost budget already refused) or just
+    before: the replay refuses the same job, so the resumed run asks nothing the original did not."""
+    from hpoflow.core.checkpoint import Checkpointer, load
+    from hpoflow.runner.build import told_levels
+    from hpoflow.tasks.trial_states import state_folder
+
+    budget = Budget(rounds=100_000, cost=200, workers=4, executor="simulated")
+    task = make_branin_mf(max_resource=27)
+    expected = drive_simulated(Loop(task, _asha(task), budget=budget), 4).records
+    assert sum(r.cost for r in expected) <= 200
+    stop_after = len(expected) - from_end
+
+    def stop(record, metrics):
+        if record.round == stop_after:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "checkpoint.json"
+    task = make_branin_mf(max_resource=27)
+    task.set_state_folder(state_folder(path))
+    with pytest.raises(KeyboardInterrupt):
+        drive_simulated(Loop(task, _asha(task), budget=budget, checkpoint=Checkpointer(path), on_round=stop), 4)
+    state = load(path)
+    task = make_branin_mf(max_resource=27)
+    task.set_state_folder(state_folder(path), state.round, told_levels(state.records))
+    resumed = Loop(task, _asha(task), budget=budget, checkpoint=Checkpointer(path), resume=state,
+                   replay=replay_simulation)
+    assert (resumed.refused is not None) == (from_end <= 2)  # the refusal came before the last two rounds
+    assert _trace(drive_simulated(resumed, 4).records) == _trace(expected)
