@@ -20,7 +20,10 @@ def summary_lines(summary: dict[str, Any], objectives: Objectives | None = None,
         objectives: the task's objectives and constraints, None for one unconstrained objective.
         records: the run's records (the front and the feasible count are read from them).
     """
-    if objectives is None:
+    if objectives is None and summary.get("best_value") is None and summary.get("incumbent_fidelity") is not None:
+        lines = [f"best value: none yet: no evaluation reached the full fidelity ({summary['incumbent_fidelity']:g}),"
+                 " the only level an incumbent is taken from"]
+    elif objectives is None:
         lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
     elif len(objectives.directions) == 1:
         lines = _feasible_lines(objectives, records)

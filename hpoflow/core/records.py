@@ -198,7 +198,15 @@ def _finite(x: float | None) -> bool:
 
 @dataclass
 class RegretBook:
-    """Running best value, regret and cost; turns a Record into the per-step metrics the loop logs."""
+    """Running best value, regret and cost; turns a Record into the per-step metrics the loop logs.
+
+    The incumbent (``best_value``, ``best_config``) and the simple regret count only evaluations at the task's full
+    fidelity (``full_fidelity``, its maximum; None: a task without a fidelity, where every evaluation counts): a
+    configuration seen only after 9 of 27 epochs is not what one would deploy, and on curves that fall and rise
+    its value there says little about the end. Optuna, SMAC3 and Syne Tune report the same way. Until a run's first
+    full-fidelity evaluation it has no incumbent (``best_value`` None, and no ``best_value`` metric yet).
+    Cumulative regret sums every evaluation, whatever its level.
+    """
 
     direction: Direction
     optimum: float | None
@@ -208,6 +216,7 @@ class RegretBook:
     simple_regret: float = math.inf
     query_cost: float = 0.0
     n_failed: int = 0
+    full_fidelity: float | None = None  # the level at which an evaluation can be the incumbent (None: any)
     # several objectives: a hpoflow.core.objectives.ParetoBook (the front, hypervolume, feasibility per round); typed
     # Any since objectives imports this module (no import cycle, not even under TYPE_CHECKING)
     pareto: Any = None
@@ -220,9 +229,12 @@ class RegretBook:
             self.n_failed += 1
         if self.n_failed:  # logged once anything failed; absent means "none failed" (saves a write per round)
             out["failed"] = float(self.n_failed)
+        full = (self.full_fidelity is None or record.fidelity is None
+                or record.fidelity >= self.full_fidelity * (1 - 1e-12))
         if record.queried and _finite(record.value):
             out["value"] = float(record.value)  # type: ignore[arg-type]
-            if self.best_value is None or self.direction.better(record.value, self.best_value):  # type: ignore[arg-type]
+            if full and (self.best_value is None
+                         or self.direction.better(record.value, self.best_value)):  # type: ignore[arg-type]
                 self.best_value, self.best_config = float(record.value), dict(record.config)  # type: ignore[arg-type]
         if self.best_value is not None:
             out["best_value"] = self.best_value
@@ -231,8 +243,11 @@ class RegretBook:
         if f_star is not None and _finite(truth):
             r = abs(f_star - truth)  # type: ignore[operator]
             self.cumulative_regret += r
-            self.simple_regret = min(self.simple_regret, r)
-            out.update(regret=r, cumulative_regret=self.cumulative_regret, simple_regret=self.simple_regret)
+            if full:
+                self.simple_regret = min(self.simple_regret, r)
+            out.update(regret=r, cumulative_regret=self.cumulative_regret)
+            if math.isfinite(self.simple_regret):
+                out["simple_regret"] = self.simple_regret
         if record.true_value is not None and record.true_value != record.value:
             out["true_value"] = float(record.true_value)
         if record.fidelity is not None:  # a multi-fidelity round: the level and the configuration it belongs to
@@ -255,6 +270,8 @@ class RegretBook:
     def summary(self) -> dict[str, Any]:
         s: dict[str, Any] = {"best_value": self.best_value, "best_config": self.best_config,
                              "query_cost": self.query_cost, "failed": self.n_failed}
+        if self.full_fidelity is not None:
+            s["incumbent_fidelity"] = self.full_fidelity  # the incumbent counts evaluations at this level only
         if self.optimum is not None or math.isfinite(self.simple_regret):
             s.update(cumulative_regret=self.cumulative_regret,
                      simple_regret=self.simple_regret if math.isfinite(self.simple_regret) else None)

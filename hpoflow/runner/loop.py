@@ -144,6 +144,7 @@ class Loop:
         self.tracker: Tracker = tracker or NullTracker()
         self.on_round, self.checkpoint = on_round, checkpoint
         self.book = RegretBook(task.direction, task.regret_reference,
+                               full_fidelity=None if task.fidelity is None else float(task.fidelity.max),
                                pareto=None if task.objectives is None else ParetoBook(task.objectives))
         self.state = LoopState(plain=checkpoint is not None)
         self.status: RunStatus | None = None  # set once the run has ended

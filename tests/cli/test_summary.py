@@ -90,3 +90,14 @@ def test_cli_prints_the_best_feasible_point_and_the_front(run_cli, store):
     assert lines[head].startswith(f"pareto front: {size} points") and "best config" not in out and "x29" not in out
     assert lines[head + 1].split() == ["round", "f1", "(min)", "f2", "(min)"]
     assert len(lines[head + 2].split()) == 3  # a round and two values per point
+
+
+def test_a_run_without_a_full_fidelity_evaluation_says_it_has_no_incumbent():
+    lines = summary_lines({"best_value": None, "best_config": None, "query_cost": 9.0, "failed": 0,
+                           "incumbent_fidelity": 27.0})
+    assert lines[0] == ("best value: none yet: no evaluation reached the full fidelity (27), the only level an "
+                        "incumbent is taken from")
+    assert not any("best config" in line for line in lines)
+    lines = summary_lines({"best_value": 0.1, "best_config": {"x": 2}, "query_cost": 36.0, "failed": 0,
+                           "incumbent_fidelity": 27.0})
+    assert lines[:2] == ["best value: 0.1", "best config: {'x': 2}"]

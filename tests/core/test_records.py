@@ -33,3 +33,22 @@ def test_unknown_optimum_logs_no_regret_and_failures_are_counted():
     m = book.add(Record(1, {}, value=None, failed=True, error="boom"))
     assert "regret" not in m and m["failed"] == 1.0
     assert book.summary()["failed"] == 1 and math.isinf(book.simple_regret)
+
+
+def test_the_incumbent_and_simple_regret_count_only_full_fidelity_evaluations():
+    book = RegretBook(Direction.MINIMIZE, 0.0, full_fidelity=27.0)
+    low = book.add(Record(1, {"x": 1}, value=0.05, cost=9.0, fidelity=9.0, config_id=0))
+    assert "best_value" not in low and "simple_regret" not in low and low["cumulative_regret"] == 0.05
+    assert book.summary()["best_value"] is None and book.summary()["incumbent_fidelity"] == 27.0
+    full = book.add(Record(2, {"x": 2}, value=0.10, cost=27.0, fidelity=27.0, config_id=1))
+    assert full["best_value"] == 0.10 and full["simple_regret"] == 0.10
+    book.add(Record(3, {"x": 1}, value=0.07, cost=18.0, fidelity=27.0, config_id=0))  # x=1 continued to 27
+    s = book.summary()
+    assert s["best_value"] == 0.07 and s["best_config"] == {"x": 1} and s["simple_regret"] == 0.07
+    assert math.isclose(s["cumulative_regret"], 0.05 + 0.10 + 0.07)
+
+
+def test_without_a_fidelity_every_evaluation_counts():
+    book = RegretBook(Direction.MAXIMIZE, 1.0)
+    book.add(Record(1, {}, value=0.4, fidelity=3.0))
+    assert book.summary()["best_value"] == 0.4 and "incumbent_fidelity" not in book.summary()
