@@ -50,6 +50,8 @@ def _raw(algo: str, surrogate: str | None, rounds: int) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[path[-1]] = int(value) if value.isdigit() else value
     raw["budget"]["rounds"] = rounds  # over a smoke's own budget (turbo's 8)
+    if str(raw["task"]["name"]).endswith("_mf"):  # two rungs (1 and 3): a full-fidelity evaluation by round 4
+        raw["task"]["max_resource"] = 3
     if surrogate is not None:
         raw["surrogate"] = {"name": surrogate}
     return raw
@@ -98,9 +100,15 @@ def test_every_pair_runs_a_few_rounds_or_is_refused_in_one_line(algo, surrogate)
         assert "\n" not in message and message.startswith(f"algo '{algo}' needs ")
         assert f"(surrogate={surrogate})" in message and message.split(", got ")[0].endswith(")")
         return
+    rounds = 4 if raw["task"]["name"].endswith("_mf") else 3  # the incumbent counts full-fidelity evaluations only
+    raw["budget"]["rounds"] = rounds
     result = hpoflow.run_config(raw)  # the library path, tracking off
-    assert [r.round for r in result.records] == [1, 2, 3]
+    assert [r.round for r in result.records] == list(range(1, rounds + 1))
     assert math.isfinite(result.summary["best_value"])
+    top = result.summary.get("incumbent_fidelity")  # the full fidelity of a multi-fidelity task (3 here)
+    if top is not None:  # the incumbent is the best (branin_mf: smallest) evaluation at the full fidelity
+        full = [r.value for r in result.records if r.queried and (r.fidelity is None or r.fidelity >= top)]
+        assert result.summary["best_value"] == min(v for v in full if v is not None and math.isfinite(v))
 
 
 @pytest.mark.cli
