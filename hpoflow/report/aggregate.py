@@ -33,6 +33,7 @@ class Summary:
     best_seed: str = ""
     f_star_known: bool = True                # False: f* is the best value seen across the selected runs
     best_config: dict[str, Any] | None = None
+    full_fidelity: float = math.nan          # the level simple regret and the best value count (NaN: every level)
 
 
 def mean_ci(x: Sequence[float] | np.ndarray) -> tuple[float, float]:
@@ -77,18 +78,48 @@ def _direction_sign(curves: list[RunCurve]) -> float:
     return 1.0 if direction == "maximize" else -1.0
 
 
-def summarise(curves: list[RunCurve]) -> dict[tuple[str, ...], list[Summary]]:
-    """Per task: one Summary per algorithm, with f* recomputed as the best value seen where unknown."""
+FULL_TOL = 1e-9  # a round at the highest logged fidelity less this is a full-fidelity one (as in report.compute)
+
+
+def _full_level(runs: list[RunCurve], incumbent: str) -> float:
+    """The task's highest logged fidelity, the only level counted with ``incumbent="full"`` (NaN: count all)."""
+    if incumbent != "full":
+        return math.nan
+    levels = [float(np.nanmax(c.fidelity)) for c in runs if c.fidelity is not None and np.isfinite(c.fidelity).any()]
+    return max(levels, default=math.nan)
+
+
+def _counted(c: RunCurve, x: np.ndarray, top: float) -> np.ndarray:
+    """``x`` with NaN where the round was evaluated below ``top`` (a round without a level counts, as the run's own
+    incumbent counts it)."""
+    if not math.isfinite(top) or c.fidelity is None:
+        return x
+    level = c.fidelity[:len(x)]
+    return np.where(np.isnan(level) | (level >= top - FULL_TOL), x, np.nan)
+
+
+def summarise(curves: list[RunCurve], incumbent: str = "full") -> dict[tuple[str, ...], list[Summary]]:
+    """Per task: one Summary per algorithm, with f* recomputed as the best value seen where unknown.
+
+    Cumulative regret sums every evaluation. Simple regret, the best value and (where unknown) f* count, with
+    ``incumbent="full"`` (the default, the rule of a run's own incumbent), only the rounds at the task's highest
+    logged fidelity; with ``"any"`` (or on a task without a fidelity) every round. A run with no counted round has
+    no simple regret (NaN), and an algorithm none of whose runs has one no best value (NaN).
+    """
     by_task: dict[tuple[str, ...], list[RunCurve]] = defaultdict(list)
     for c in curves:
         by_task[c.task_key].append(c)
     out: dict[tuple[str, ...], list[Summary]] = {}
     for task_key, runs in sorted(by_task.items()):
         sign = _direction_sign(runs)
+        top = _full_level(runs, incumbent)
         known = all(c.regret is not None for c in runs)
         f_star = math.nan
         if not known:
-            f_star = max(np.nanmax(sign * c.values) for c in runs if not np.all(np.isnan(c.values)))
+            seen = [_counted(c, sign * c.values, top) for c in runs]
+            if not any(np.isfinite(v).any() for v in seen):  # no run reached the full level: f* of every level
+                seen = [sign * c.values for c in runs]
+            f_star = max((float(np.nanmax(v)) for v in seen if np.isfinite(v).any()), default=math.nan)
         by_algo: dict[str, list[tuple[np.ndarray, RunCurve]]] = defaultdict(list)
         for c in runs:
             r = c.regret if known and c.regret is not None else np.abs(f_star - sign * c.values)
@@ -97,22 +128,24 @@ def summarise(curves: list[RunCurve]) -> dict[tuple[str, ...], list[Summary]]:
         for algo, items in sorted(by_algo.items()):
             T = min(len(r) for r, _ in items)
             cum = np.stack([np.cumsum(np.nan_to_num(r[:T], nan=0.0)) for r, _ in items])
-            simple_curves = np.stack([np.minimum.accumulate(np.where(np.isnan(r[:T]), np.inf, r[:T]))
-                                      for r, _ in items])
+            simple_curves = np.stack([np.minimum.accumulate(np.where(np.isnan(q), np.inf, q))
+                                      for q in (_counted(c, r[:T], top) for r, c in items)])
             simple_curves[np.isinf(simple_curves)] = np.nan
             simple = [float(np.nanmin(s)) if not np.all(np.isnan(s)) else math.nan for s in simple_curves]
             costs = [float(np.nanmax(c.query_cost)) if not np.all(np.isnan(c.query_cost)) else math.nan
                      for _, c in items]
             best_value, best_run, best_seed = -math.inf, "", ""
             for _, c in items:
-                v = np.nanmax(sign * c.values) if not np.all(np.isnan(c.values)) else -math.inf
+                counted = _counted(c, sign * c.values, top)
+                v = np.nanmax(counted) if np.isfinite(counted).any() else -math.inf
                 if v > best_value:
                     best_value, best_run, best_seed = float(v), c.run_id, c.seed
             rows.append(Summary(" ".join(task_key), algo, len(items), mean_ci(cum[:, -1]), mean_ci(simple),
                                 mean_ci(costs), mean_ci([c.wall_time for _, c in items]), cum,
                                 simple_curves=simple_curves,
                                 cost_curves=np.stack([c.query_cost[:T] for _, c in items]),
-                                best_run=best_run, best_value=sign * best_value, best_seed=best_seed,
-                                f_star_known=known))
+                                best_run=best_run,
+                                best_value=sign * best_value if best_run else math.nan, best_seed=best_seed,
+                                f_star_known=known, full_fidelity=top))
         out[task_key] = rows
     return out

@@ -245,7 +245,7 @@ def _cost_regret(data: StudyData, out: Path, blocks: list[Block], printed: list[
 def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str], with_configs: bool,
               colors: dict[str, str], settings: CostSettings) -> tuple[list[Path], dict]:
     finished = StudyData(data.runs[data.runs["status"] == "FINISHED"], data.curves, data.parents, data.uri)
-    summaries = summarise(to_run_curves(finished))
+    summaries = summarise(to_run_curves(finished), settings.incumbent)
     figures = []
     blocks.append(Heading("Per task: regret of the finished runs"))
     draw = settings.draws_task_figures(len(summaries))
@@ -256,8 +256,8 @@ def _per_task(data: StudyData, out: Path, blocks: list[Block], printed: list[str
     figures += list(curve_figures.values())
     for task_key, rows in summaries.items():
         if with_configs:
-            for s in rows:
-                s.best_config = best_config(data.uri, s.best_run, data.runs)
+            for s in rows:  # no best run: no run of the algorithm has a counted (full-fidelity) evaluation
+                s.best_config = best_config(data.uri, s.best_run, data.runs) if s.best_run else None
         task = " ".join(task_key)
         paths = plot_task(task, rows, out, colors) if draw else []
         figures += paths

@@ -94,6 +94,7 @@ class RunCurve:
     query_cost: np.ndarray        # cumulative query cost per round
     wall_time: float
     extra: dict[str, Any] = field(default_factory=dict)
+    fidelity: np.ndarray | None = None  # the level each round was evaluated at (None: the task has no fidelity)
 
 
 # -- selection ---------------------------------------------------------------------------------------------
@@ -469,6 +470,7 @@ def to_run_curves(data: StudyData) -> list[RunCurve]:
         values, truth = _per_round(c, "value", rounds), _per_round(c, "true_value", rounds)
         values = np.where(np.isnan(truth), values, truth)
         regret = _per_round(c, "regret", rounds) if run.regret_reference == "optimum" else None
+        fidelity = _per_round(c, "fidelity", rounds)
         task_key = tuple(str(run.task_key).split(" "))
         out.append(
             RunCurve(
@@ -484,6 +486,7 @@ def to_run_curves(data: StudyData) -> list[RunCurve]:
                 _per_round(c, "query_cost", rounds),
                 float(walls[run.run_id]),
                 extra={"run_name": run.run_name, "experiment_id": run.experiment_id},
+                fidelity=fidelity if np.isfinite(fidelity).any() else None,
             )
         )
     return out

@@ -23,8 +23,15 @@ def _fmt(pair: tuple[float, float]) -> str:
     return f"{m:.4g} ± {h:.2g}"
 
 
+CAPTION_FULL = (" Simple regret and the best value count only the evaluations at the task's highest logged fidelity "
+                "({level:g}), the level a run's incumbent is taken from (report.incumbent=any counts every level); "
+                "cumulative regret counts every evaluation; a run with none at that level has no simple regret.")
+
+
 def caption(rows: list[Summary]) -> str:
-    return CAPTION_KNOWN if all(s.f_star_known for s in rows) else CAPTION_REAL
+    text = CAPTION_KNOWN if all(s.f_star_known for s in rows) else CAPTION_REAL
+    levels = [s.full_fidelity for s in rows if math.isfinite(s.full_fidelity)]
+    return text + CAPTION_FULL.format(level=max(levels)) if levels else text
 
 
 def format_table(rows: list[Summary]) -> str:

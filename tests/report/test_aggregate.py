@@ -108,3 +108,29 @@ def test_thinned_lines_are_the_same_lines_from_fewer_points():
     held = np.minimum(x, 19).astype(float)  # 19 logged rounds, then the held tail
     tx, th = _thin(x, held)
     assert list(tx) == list(range(1, 20)) + [1_000_000]
+
+
+def test_simple_regret_and_the_best_value_count_full_fidelity_rounds_only():
+    def mf(algo, seed, values, levels):
+        c = _curve(algo, seed, values, regret=[1.0 - v for v in values])
+        c.fidelity = np.asarray(levels, float)
+        return c
+
+    runs = [mf("a", 0, [0.9, 0.6, 0.7], [1, 3, 3]),  # 0.9 seen at level 1 only: not its best
+            mf("b", 0, [0.95, 0.5], [1, 1])]        # never at the full level 3: no simple regret, no best value
+    a, b = sorted(summarise(runs)["wine",], key=lambda s: s.algo)
+    assert a.best_value == pytest.approx(0.7) and a.simple == pytest.approx((0.3, 0.0)) and a.full_fidelity == 3.0
+    assert a.cumulative[0] == pytest.approx(0.1 + 0.4 + 0.3)  # cumulative regret counts every level
+    assert math.isnan(b.best_value) and b.best_run == "" and math.isnan(b.simple[0])
+    assert "highest logged fidelity (3)" in caption([a, b])
+    assert "| b | nan |" in format_best_configs([a, b])
+    a_any, b_any = sorted(summarise(runs, incumbent="any")["wine",], key=lambda s: s.algo)
+    assert a_any.best_value == pytest.approx(0.9) and b_any.best_value == pytest.approx(0.95)
+    assert "fidelity" not in caption([a_any, b_any])
+
+
+def test_f_star_of_a_real_task_is_the_best_full_fidelity_value_seen():
+    low, full = _curve("a", 0, [0.99, 0.8]), _curve("b", 0, [0.7, 0.9])
+    low.fidelity, full.fidelity = np.array([1.0, 3.0]), np.array([3.0, 3.0])
+    a, b = sorted(summarise([low, full])["wine",], key=lambda s: s.algo)
+    assert not a.f_star_known and a.simple == pytest.approx((0.1, 0.0)) and b.simple == pytest.approx((0.0, 0.0))
