@@ -16,7 +16,7 @@ from hpoflow.config.library import check_arguments
 from hpoflow.config.settings import ConfigError, Settings, validate
 from hpoflow.core.checkpoint import LoopState
 from hpoflow.core.objectives import Objectives, best_of_front, pareto_front
-from hpoflow.core.records import Direction, Record, RegretBook, RunStatus
+from hpoflow.core.records import Direction, Record, RegretBook, RunStatus, at_full_fidelity
 from hpoflow.core.space import SearchSpace, describe_space, parse_space
 from hpoflow.tasks.base import Task
 from hpoflow.tasks.function import FunctionTask, Objective
@@ -28,7 +28,8 @@ class Result:
 
     Attributes:
         best_config: the best observed configuration (None if nothing was observed); with constraints or several
-            objectives, the best *feasible* one in the first objective (None if none was feasible).
+            objectives, the best *feasible* one in the first objective (None if none was feasible). With a
+            fidelity only evaluations at its maximum (the full fidelity) count: None until the first one.
         best_value: its value, in the objective's own sign (a ``"max"`` objective is not negated).
         records: one ``Record`` per round (config, value, cost, failure).
         metrics: the metrics logged per round (value, best_value, regret, query_cost, wall_time, ...).
@@ -38,7 +39,7 @@ class Result:
         status: how the run ended (FINISHED).
         run_id: the MLflow run, when tracked; ``uri``: its store.
         pareto: with several objectives, the feasible non-dominated evaluations ``[{"config": ..., "values":
-            ...}]`` (raw values, in evaluation order); None for a single-objective run.
+            ...}]`` (raw values, in evaluation order; full-fidelity ones only); None for a single-objective run.
     """
 
     best_config: dict[str, Any] | None
@@ -54,8 +55,9 @@ class Result:
 
 def result_of(summary: dict[str, Any], records: list[Record], metrics: list[dict[str, float]], status: RunStatus,
               run_id: str | None, uri: str | None, objectives: Objectives | None = None) -> Result:
+    top = summary.get("incumbent_fidelity")  # the front, like the incumbent, holds full-fidelity evaluations only
     pareto = None if objectives is None else pareto_front(
-        objectives, ((r.config, r.values) for r in records if r.queried and not r.failed))
+        objectives, ((r.config, r.values) for r in records if r.queried and not r.failed and at_full_fidelity(r, top)))
     best_config, best_value = summary.get("best_config"), summary.get("best_value")
     if objectives is not None and pareto is not None:  # the book's best is in minimisation form and ignores constraints
         best_config, best_value = best_of_front(objectives, pareto)

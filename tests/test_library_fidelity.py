@@ -26,7 +26,9 @@ def test_minimize_calls_the_objective_with_the_fidelity_keyword_and_counts_fidel
     r = hpoflow.minimize(train, SPACE, algo="hyperband", fidelity=("epochs", 1, 27), cost=300)
     assert set(seen) <= {1, 3, 9, 27} and 27 in seen and 1 in seen
     assert 300 - 27 < r.summary["query_cost"] == sum(seen) <= 300  # a float result from scratch costs its level
-    assert r.best_value == pytest.approx(min(curve(rec.config, rec.fidelity) for rec in r.records))
+    # the incumbent: the best evaluation at the full fidelity (27), the only level it is taken from
+    assert r.best_value == pytest.approx(min(curve(rec.config, 27) for rec in r.records if rec.fidelity == 27))
+    assert r.summary["incumbent_fidelity"] == 27
     assert all(rec.fidelity in (1, 3, 9, 27) for rec in r.records)
 
 
@@ -100,3 +102,33 @@ def test_report_checks_its_steps():
             s.ask().report(1, 0.5)
     with pytest.raises(ConfigError, match="prune='median' is unknown"):
         Study(SPACE, algo="random", fidelity=("epochs", 1, 9), prune="median")
+
+
+def misleading(config, epochs):
+    """A curve that falls then rises: below the full 9 epochs a large x looks best, at 9 the best x is 0.3."""
+    return (config["x"] - 0.3) ** 2 if epochs == 9 else -config["x"]
+
+
+def test_a_study_has_no_incumbent_before_its_first_full_fidelity_evaluation_then_the_best_at_it():
+    with Study(SPACE, algo="hyperband", fidelity=("epochs", 1, 9), cost=100, seed=0) as s:
+        while not s.done:
+            trial = s.ask()
+            s.tell(trial, misleading(trial.config, trial.fidelity))
+            if all(rec.fidelity < 9 for rec in s.records):  # the first bracket's low rungs
+                assert s.best_value is None and s.best_config is None
+        records = s.records
+    full = [rec for rec in records if rec.fidelity == 9]
+    best = min(full, key=lambda rec: rec.value)
+    assert full and s.best_value == best.value and s.best_config == best.config
+    assert min(rec.value for rec in records) < 0 < s.best_value  # the lower values below 9 epochs did not count
+
+
+def test_the_front_of_several_objectives_holds_full_fidelity_evaluations_only():
+    def two(config, epochs):
+        return {"f1": misleading(config, epochs), "f2": 1.0 - config["x"]}
+
+    r = hpoflow.minimize(two, SPACE, algo="hyperband", fidelity=("epochs", 1, 9), cost=60,
+                         objectives={"f1": "min", "f2": "min"})
+    full = {rec.config["x"] for rec in r.records if rec.fidelity == 9}
+    assert r.pareto and {p["config"]["x"] for p in r.pareto} <= full and r.best_config["x"] in full
+    assert r.summary["pareto_size"] == len(r.pareto)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hpoflow.core.objectives import Objectives, best_of_front, pareto_front
-from hpoflow.core.records import Record
+from hpoflow.core.records import Record, at_full_fidelity
 
 FRONT_ROWS = 10  # the table's rows at most; the whole front is the run's pareto.csv artifact
 
@@ -26,9 +26,9 @@ def summary_lines(summary: dict[str, Any], objectives: Objectives | None = None,
     elif objectives is None:
         lines = [f"best value: {summary.get('best_value')}", f"best config: {summary.get('best_config')}"]
     elif len(objectives.directions) == 1:
-        lines = _feasible_lines(objectives, records)
+        lines = _feasible_lines(objectives, records, summary.get("incumbent_fidelity"))
     else:
-        lines = _front_lines(summary, objectives, records)
+        lines = _front_lines(summary, objectives, records, summary.get("incumbent_fidelity"))
     if summary.get("cumulative_regret") is not None:
         lines.append(f"cumulative regret: {summary['cumulative_regret']:.6g}   "
                      f"simple regret: {summary.get('simple_regret')}")
@@ -49,12 +49,21 @@ def _feasibility(objectives: Objectives, observed: list[Record]) -> str:
     return f"   ({ok} of {len(observed)} evaluations feasible)"
 
 
-def _feasible_lines(objectives: Objectives, records: Sequence[Record]) -> list[str]:
+def _full(observed: list[Record], top: float | None) -> list[Record]:
+    """The evaluations at the full fidelity ``top`` (all of them without a fidelity): the only ones on the front."""
+    return [r for r in observed if at_full_fidelity(r, top)]
+
+
+def _feasible_lines(objectives: Objectives, records: Sequence[Record], top: float | None = None) -> list[str]:
     """One objective with constraints: the best feasible value and configuration (raw sign), or that none was."""
     observed = _observed(records)
-    config, value = best_of_front(objectives, pareto_front(objectives, ((r.config, r.values) for r in observed)))
+    full = _full(observed, top)
+    config, value = best_of_front(objectives, pareto_front(objectives, ((r.config, r.values) for r in full)))
     name = objectives.names[0]
     word = "best feasible" if objectives.constraints else "best"
+    if config is None and observed and not full:
+        return [f"{word} value: none yet: no evaluation reached the full fidelity ({top:g})"
+                f"{_feasibility(objectives, observed)}"]
     if config is None:
         return [f"{word} value: none{_feasibility(objectives, observed)}"]
     how = "maximised" if objectives.directions[name] == "max" else "minimised"
@@ -62,16 +71,19 @@ def _feasible_lines(objectives: Objectives, records: Sequence[Record]) -> list[s
             f"{word} config: {config}"]
 
 
-def _front_lines(summary: dict[str, Any], objectives: Objectives, records: Sequence[Record]) -> list[str]:
-    """Several objectives: the front's size and hypervolume, then its points (round and raw values) as a table."""
+def _front_lines(summary: dict[str, Any], objectives: Objectives, records: Sequence[Record],
+                 top: float | None = None) -> list[str]:
+    """Several objectives: the front's size and hypervolume, then its points (round and raw values) as a table; the
+    front holds full-fidelity evaluations only (``top``: the full fidelity, None without one)."""
     observed = _observed(records)
-    front = pareto_front(objectives, ((r.config, r.values) for r in observed))
+    front = pareto_front(objectives, ((r.config, r.values) for r in _full(observed, top)))
     hv = summary.get("hypervolume")
     head = f"pareto front: {len(front)} points" + ("" if hv is None else f"   hypervolume: {hv:.6g}")
     lines = [head + _feasibility(objectives, observed)]
     if not front:
         return lines
-    rounds = [next(r.round for r in observed if r.config == p["config"] and r.values == p["values"]) for p in front]
+    rounds = [next(r.round for r in _full(observed, top) if r.config == p["config"] and r.values == p["values"])
+              for p in front]
     first, sign = objectives.names[0], objectives.signs()[0]
     order = sorted(range(len(front)), key=lambda i: (sign * front[i]["values"][first], rounds[i]))
     header = ["round", *(f"{n} ({d})" for n, d in objectives.directions.items())]

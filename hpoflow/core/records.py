@@ -196,6 +196,12 @@ def _finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
+def at_full_fidelity(record: Record, full_fidelity: float | None) -> bool:
+    """Whether ``record`` can be the incumbent: it was evaluated at ``full_fidelity`` (the task's maximum), or the
+    task has no fidelity (``full_fidelity`` None), or the record names no level (its task's full one)."""
+    return full_fidelity is None or record.fidelity is None or record.fidelity >= full_fidelity * (1 - 1e-12)
+
+
 @dataclass
 class RegretBook:
     """Running best value, regret and cost; turns a Record into the per-step metrics the loop logs.
@@ -204,7 +210,8 @@ class RegretBook:
     fidelity (``full_fidelity``, its maximum; None: a task without a fidelity, where every evaluation counts): a
     configuration seen only after 9 of 27 epochs is not what one would deploy, and on curves that fall and rise
     its value there says little about the end. Optuna, SMAC3 and Syne Tune report the same way. Until a run's first
-    full-fidelity evaluation it has no incumbent (``best_value`` None, and no ``best_value`` metric yet).
+    full-fidelity evaluation it has no incumbent (``best_value`` None, and no ``best_value`` metric yet). With several
+    objectives or constraints the Pareto front (``pareto``) holds full-fidelity evaluations only, by the same rule.
     Cumulative regret sums every evaluation, whatever its level.
     """
 
@@ -229,8 +236,7 @@ class RegretBook:
             self.n_failed += 1
         if self.n_failed:  # logged once anything failed; absent means "none failed" (saves a write per round)
             out["failed"] = float(self.n_failed)
-        full = (self.full_fidelity is None or record.fidelity is None
-                or record.fidelity >= self.full_fidelity * (1 - 1e-12))
+        full = at_full_fidelity(record, self.full_fidelity)
         if record.queried and _finite(record.value):
             out["value"] = float(record.value)  # type: ignore[arg-type]
             if full and (self.best_value is None
@@ -257,15 +263,16 @@ class RegretBook:
         for key, val in (*record.values.items(), *record.metrics.items()):
             if isinstance(val, (int, float)) and math.isfinite(val):
                 out[key] = float(val)
-        if self.pareto is not None:
-            out.update(self.pareto.add(record.values if record.queried and not record.failed else None))
+        if self.pareto is not None:  # the front, like the incumbent, holds full-fidelity evaluations only
+            out.update(self.pareto.add(record.values if record.queried and not record.failed and full else None))
         return out
 
     def replay(self, records: Sequence[Record]) -> None:
         """Rebuild the Pareto front from the records of a resumed run (the front is not in the checkpoint)."""
         if self.pareto is not None:
             for record in records:
-                self.pareto.add(record.values if record.queried and not record.failed else None)
+                full = at_full_fidelity(record, self.full_fidelity)
+                self.pareto.add(record.values if record.queried and not record.failed and full else None)
 
     def summary(self) -> dict[str, Any]:
         s: dict[str, Any] = {"best_value": self.best_value, "best_config": self.best_config,

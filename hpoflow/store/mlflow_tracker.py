@@ -14,7 +14,7 @@ from typing import Any
 from hpoflow.core import signals
 from hpoflow.core.fidelity import curve_key
 from hpoflow.core.objectives import Objectives, pareto_front
-from hpoflow.core.records import Record, RunStatus
+from hpoflow.core.records import Record, RunStatus, at_full_fidelity
 from hpoflow.store import lease as leases
 from hpoflow.store.backend import artifact_location, get_or_create_experiment, is_database, make_client, retry
 from hpoflow.store.curve_figure import FILENAME as CURVES_FILE
@@ -73,7 +73,7 @@ class MlflowTracker:
         self.flush_every, self.flush_seconds, self.artifacts = flush_every, flush_seconds, artifacts
         self.plots = plots
         self.objectives = objectives  # several objectives: the run's Pareto front is written as pareto.json/.csv
-        self._points: list[tuple[dict[str, Any], dict[str, float]]] = []  # (config, values) of the evaluations
+        self._points: list[Record] = []  # the evaluations with values (several objectives): pareto.json/.csv
         self._curves: dict[int, list[list[float]]] = {}  # config id -> [[step, value], ...]: learning_curves.png
         self.client = make_client(uri)
         self.artifact_store: Any = self.client  # log_artifact(s) of the run: its repository once it is known
@@ -195,7 +195,7 @@ class MlflowTracker:
             row["fidelity"], row["config_id"] = record.fidelity, record.config_id
         row.update({f"values.{k}": v for k, v in record.values.items()})  # objectives and constraints, raw
         if self.objectives is not None and record.queried and not record.failed and record.values:
-            self._points.append((dict(record.config), dict(record.values)))
+            self._points.append(record)
         if record.curve:
             self._curves.setdefault(record.config_id if record.config_id is not None else record.round,
                                     []).extend(record.curve)
@@ -351,7 +351,9 @@ class MlflowTracker:
                 if self.plots:
                     plot_trajectory(self._rows, folder / "regret.png")
             if self.objectives is not None:
-                write_pareto(self.objectives, self._points, folder)
+                top = summary.get("incumbent_fidelity")  # the front: full-fidelity evaluations only
+                write_pareto(self.objectives, [(dict(r.config), dict(r.values)) for r in self._points
+                                               if at_full_fidelity(r, top)], folder)
             if self.compact:
                 write_compact_tables(self._round_metrics, self._curves, folder)
             elif self._curves:
