@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from hpoflow.report.loading import RunCurve
+from hpoflow.report.loading import FULL_TOL, RunCurve
 
 Z95 = 1.96
 
@@ -78,13 +78,14 @@ def _direction_sign(curves: list[RunCurve]) -> float:
     return 1.0 if direction == "maximize" else -1.0
 
 
-FULL_TOL = 1e-9  # a round at the highest logged fidelity less this is a full-fidelity one (as in report.compute)
-
-
 def _full_level(runs: list[RunCurve], incumbent: str) -> float:
-    """The task's highest logged fidelity, the only level counted with ``incumbent="full"`` (NaN: count all)."""
+    """The task's full fidelity (its runs' ``full_fidelity``, else the highest level they logged), the only level
+    counted with ``incumbent="full"`` (NaN: count every level)."""
     if incumbent != "full":
         return math.nan
+    tagged = [c.full_fidelity for c in runs if math.isfinite(c.full_fidelity)]
+    if tagged:
+        return max(tagged)
     levels = [float(np.nanmax(c.fidelity)) for c in runs if c.fidelity is not None and np.isfinite(c.fidelity).any()]
     return max(levels, default=math.nan)
 

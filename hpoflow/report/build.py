@@ -309,7 +309,8 @@ def build(data: StudyData, out: Path, *, best_configs: bool = True, cost: CostSe
     """
     out.mkdir(parents=True, exist_ok=True)
     single, several = split(data)  # several objectives: their own section; the rest is the single-objective report
-    norm = st.normalise(single) if len(single.runs) or not len(several.runs) else None
+    norm = (st.normalise(single, (cost or CostSettings()).incumbent) if len(single.runs) or not len(several.runs)
+            else None)
     notes = list(norm.warnings) if norm is not None else []
     config, commits = study_config(data.runs)
     blocks: list[Block] = [Text(f"Selection: {data.selection}.")]

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from hpoflow.report import statistics as st
-from hpoflow.report.loading import FAILED_STATUSES, StudyData
+from hpoflow.report.loading import FAILED_STATUSES, StudyData, full_fidelity
 
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 X_CHOICES = ("auto", "cost", "round")
@@ -149,7 +149,8 @@ def cost_runs(data: StudyData, incumbent: str = "full") -> CostRuns:
     """Each run's best-so-far and normalised regret per round against its cumulative cost, task by task.
 
     Counted values: the true value where the task logs one (the configuration's worth at full fidelity), else
-    the observed value; with ``incumbent="full"`` only rounds at the task's highest logged ``fidelity`` count
+    the observed value; with ``incumbent="full"`` only rounds at the task's full fidelity count (its runs'
+    ``final.incumbent_fidelity`` tag, else the highest ``fidelity`` they logged: the rule of a run's own incumbent)
     (a configuration trained to the full budget is what one would deploy), with ``"any"`` every round does.
     f* is the known optimum (value - regret) where the runs logged regret against one, else the best counted
     value any run found; the range's other end is the worst of the runs' first counted values.
@@ -168,7 +169,7 @@ def cost_runs(data: StudyData, incumbent: str = "full") -> CostRuns:
         sign = -1.0 if (group["direction"] == "maximize").any() else 1.0
         curves = {r: by_run.get(r, pd.DataFrame(columns=["step"])).sort_values("step") for r in group["run_id"]}
         fid = [_series(c, "fidelity") for c in curves.values()]
-        max_fid = max((float(np.nanmax(f)) for f in fid if np.isfinite(f).any()), default=math.nan)
+        max_fid = full_fidelity(group, fid)  # the task's full fidelity, the level a run's incumbent counts
         counted, costs, stars = {}, {}, []
         for run_id, c in curves.items():
             value, truth = _series(c, "value"), _series(c, "true_value")
@@ -191,6 +192,10 @@ def cost_runs(data: StudyData, incumbent: str = "full") -> CostRuns:
             f_star, star_src = (float(np.nanmin(every)) if np.isfinite(every).any() else math.nan,
                                 "best value any run found")
         firsts = [v[np.isfinite(v)][0] for v in counted.values() if np.isfinite(v).any()]
+        if not firsts and incumbent == "full" and math.isfinite(max_fid):
+            notes.append(f"Warning: task '{task}' left out of the comparison against cost: no run evaluated at its "
+                         f"full fidelity ({max_fid:g}), the only level report.incumbent=full counts")
+            continue
         f_worst = float(max(firsts)) if firsts else math.nan
         if not (f_worst > f_star + st.SPREAD_TOL * max(1.0, abs(f_star))):
             notes.append(f"Warning: task '{task}' left out of the comparison against cost: its worst initial value "

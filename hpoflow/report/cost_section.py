@@ -18,9 +18,9 @@ from hpoflow.report.profiles import TARGETS, data_profiles, final_table
 
 COST_TARGETS = TARGETS[TARGETS < 1.0]   # 1 = the worst initial value: every run's first counted value reaches it
 INCUMBENT_TEXT = {
-    "full": "only evaluations at the task's highest logged fidelity count towards a run's best so far (a "
-            "configuration trained to the full budget is what one deploys; report.incumbent=any counts every "
-            "evaluation)",
+    "full": "only evaluations at the task's full fidelity count towards a run's best so far, as towards its "
+            "incumbent (a configuration trained to the full budget is what one deploys; report.incumbent=any "
+            "counts every evaluation)",
     "any": "every evaluation counts towards a run's best so far, at its true value where the task logs one (its "
            "worth at full fidelity, even when it was evaluated lower) else its observed value "
            "(report.incumbent=full counts only full-fidelity evaluations)",

@@ -95,6 +95,7 @@ class RunCurve:
     wall_time: float
     extra: dict[str, Any] = field(default_factory=dict)
     fidelity: np.ndarray | None = None  # the level each round was evaluated at (None: the task has no fidelity)
+    full_fidelity: float = math.nan     # its task's full fidelity (see full_fidelity()); NaN: no fidelity
 
 
 # -- selection ---------------------------------------------------------------------------------------------
@@ -489,6 +490,11 @@ def to_run_curves(data: StudyData) -> list[RunCurve]:
                 fidelity=fidelity if np.isfinite(fidelity).any() else None,
             )
         )
+    for key, group in data.runs.groupby("task_key", sort=False):  # one full level per task, as its incumbent's
+        mine = [c for c in out if " ".join(c.task_key) == key]
+        level = full_fidelity(group, (c.fidelity for c in mine if c.fidelity is not None))
+        for c in mine:
+            c.full_fidelity = level
     return out
 
 
@@ -500,6 +506,18 @@ def load_curves(uri: str, experiment: str | Iterable[str] | None = None, sweep_i
 
 
 BEST_CONFIG_TAG = "final.best_config"  # JSON, written by the tracker when the run ends
+FULL_FIDELITY_TAG = "final.incumbent_fidelity"  # the task's full fidelity, the level the run's incumbent counts
+FULL_TOL = 1e-9  # a level within this of the full one is the full one
+
+
+def full_fidelity(runs: pd.DataFrame, levels: Iterable[np.ndarray]) -> float:
+    """The level a task's incumbent is taken from: the largest ``final.incumbent_fidelity`` tag of its ``runs``
+    (the task's full fidelity, written when a run ends), else (runs logged before that tag, or not ended) the
+    highest of the ``levels`` they logged; NaN for a task without a fidelity."""
+    tagged = pd.to_numeric(_col(runs, "tags." + FULL_FIDELITY_TAG, math.nan), errors="coerce")
+    if np.isfinite(tagged).any():
+        return float(np.nanmax(tagged))
+    return max((float(np.nanmax(f)) for f in levels if np.isfinite(f).any()), default=math.nan)
 
 
 def best_config(uri: str, run_id: str, runs: pd.DataFrame | None = None) -> dict[str, Any] | None:

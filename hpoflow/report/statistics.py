@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from hpoflow.core.budget import ROUNDS_UNDER_COST, rounds_text
-from hpoflow.report.loading import FAILED_STATUSES, StudyData, logged_rounds
+from hpoflow.report.loading import FAILED_STATUSES, FULL_TOL, StudyData, full_fidelity, logged_rounds
 
 ALPHA = 0.05
 POWER = 0.8
@@ -136,12 +136,15 @@ def _last_logged(m: np.ndarray) -> np.ndarray:
     return np.where(finite.any(axis=1), m[np.arange(len(m)), last], np.nan)
 
 
-def normalise(data: StudyData) -> Normalised:
+def normalise(data: StudyData, incumbent: str = "full") -> Normalised:
     """Normalised regret per run and round, task by task (see :class:`TaskReference` for the convention).
 
     f* is the task's known optimum where its runs logged regret against it (recovered as value - regret),
     else the best value any selected run saw. The reference is random search's median final best value when
-    the task has FINISHED random-search runs, else the median over runs of the first value observed.
+    the task has FINISHED random-search runs, else the median over runs of the first value observed. With
+    ``incumbent="full"`` (the default) a task with a fidelity counts only its full-fidelity rounds (see
+    :func:`~hpoflow.report.loading.full_fidelity`) towards a run's best so far, as the run's own incumbent does
+    (a run is at the worst normalised regret until its first one); ``"any"`` counts every round.
 
     Raises:
         ReportError: no runs, a task mixing directions, or no task with a reference worse than f*. A task where
@@ -161,6 +164,16 @@ def normalise(data: StudyData) -> Normalised:
         rounds = logged_rounds(data.curves, ids, budget_rounds)  # values carry forward past a run's last round
         values, truth = _matrix(data.curves, ids, "value", rounds), _matrix(data.curves, ids, "true_value", rounds)
         loss = sign * np.where(np.isnan(truth), values, truth)
+        level = math.nan
+        if incumbent == "full":
+            fid = _matrix(data.curves, ids, "fidelity", rounds)
+            level = full_fidelity(group, fid)
+            if math.isfinite(level):  # the incumbent's rule: only full-fidelity rounds count
+                loss = np.where(np.isnan(fid) | (fid >= level - FULL_TOL), loss, np.nan)
+        if math.isfinite(level) and not np.isfinite(loss).any():
+            notes.append(f"Warning: task '{task}' left out of the normalised statistics: no run evaluated at its "
+                         f"full fidelity ({level:g}), the only level report.incumbent=full counts")
+            continue
         best = best_so_far(loss)
         failed = group["status"].isin(FAILED_STATUSES).to_numpy()
         ok = ~failed

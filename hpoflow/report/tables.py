@@ -23,7 +23,7 @@ def _fmt(pair: tuple[float, float]) -> str:
     return f"{m:.4g} ± {h:.2g}"
 
 
-CAPTION_FULL = (" Simple regret and the best value count only the evaluations at the task's highest logged fidelity "
+CAPTION_FULL = (" Simple regret and the best value count only the evaluations at the task's full fidelity "
                 "({level:g}), the level a run's incumbent is taken from (report.incumbent=any counts every level); "
                 "cumulative regret counts every evaluation; a run with none at that level has no simple regret.")
 
@@ -137,7 +137,9 @@ CAPTION_NORMALISED = (
     "value any selected run saw (see the table above). Failures are counted, not dropped: a FAILED or KILLED run "
     "counts as its task's worst value, max(1, worst final normalised regret of a finished run), from its last "
     "logged round on. Means with 95% percentile-bootstrap intervals (scipy.stats.bootstrap, 2,000 resamples, "
-    "seed 0); ranks are taken per (task, seed) block (1 = best, ties share the average rank) and averaged.")
+    "seed 0); ranks are taken per (task, seed) block (1 = best, ties share the average rank) and averaged. On a "
+    "task with a fidelity, report.incumbent says which evaluations count towards the best value so far: full (the "
+    "default), only those at the task's full fidelity, as towards a run's incumbent; any, every one.")
 
 
 def versus_best_caption(n_pairs: int) -> str:

@@ -254,8 +254,8 @@ class MlflowTracker:
         terminated = False
         try:
             tags = {f"final.{key}": repr(summary[key]) for key in ("best_value", "cumulative_regret", "simple_regret",
-                                                                   "hypervolume", "pareto_size")
-                    if isinstance(summary.get(key), (int, float))}
+                                                                   "hypervolume", "pareto_size", "incumbent_fidelity")
+                    if isinstance(summary.get(key), (int, float))}  # incumbent_fidelity: the level best_value counts
             best = json.dumps(summary.get("best_config"), default=str, separators=(",", ":"))
             if summary.get("best_config") is not None and len(best) <= MAX_TAG:  # the report reads it from any store
                 tags["final.best_config"] = best

@@ -122,7 +122,7 @@ def test_simple_regret_and_the_best_value_count_full_fidelity_rounds_only():
     assert a.best_value == pytest.approx(0.7) and a.simple == pytest.approx((0.3, 0.0)) and a.full_fidelity == 3.0
     assert a.cumulative[0] == pytest.approx(0.1 + 0.4 + 0.3)  # cumulative regret counts every level
     assert math.isnan(b.best_value) and b.best_run == "" and math.isnan(b.simple[0])
-    assert "highest logged fidelity (3)" in caption([a, b])
+    assert "the task's full fidelity (3)" in caption([a, b])
     assert "| b | nan |" in format_best_configs([a, b])
     a_any, b_any = sorted(summarise(runs, incumbent="any")["wine",], key=lambda s: s.algo)
     assert a_any.best_value == pytest.approx(0.9) and b_any.best_value == pytest.approx(0.95)

@@ -29,11 +29,10 @@ def test_the_readme_cost_section_runs_and_reports_against_compute(tmp_path):
     for heading in ("Normalised regret at fractions of the budget", "Area under the anytime curve",
                     "Cost to reach a target", "Data profile over cost"):
         assert f"### {heading}" in md, heading
-    assert "Only evaluations at the task's highest logged fidelity count" in md
+    assert "Only evaluations at the task's full fidelity count" in md
     assert (out / "learning_curves_branin_mf.png").is_file() and "Learning curves: every trial of one run" in md
     # the per-task table's simple regret and best value follow the same rule, the runs' own incumbent's
-    assert "Simple regret and the best value count only the evaluations at the task's highest logged fidelity (81)" \
-        in md
+    assert "Simple regret and the best value count only the evaluations at the task's full fidelity (81)" in md
     for stem in ("nr_vs_cost_branin_mf", "data_profile_cost"):
         assert (out / f"{stem}.png").is_file() and (out / f"{stem}.svg").is_file()
     with open(out / "cost_summary.csv") as fh:

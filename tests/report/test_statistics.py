@@ -255,3 +255,37 @@ def test_seed_adequacy_says_plainly_when_two_methods_tie():
     assert tie == ("t: b − a = +0 [0, 0] over 3 paired seeds: no mean difference (d_z = 0); they do equally well "
                    "in these seeds, and more seeds would not tell them apart")
     assert "infinite" not in tie and "needs" not in tie
+
+
+def _with_levels(data: StudyData, levels: dict[str, list[float]], tagged: float | None = None) -> StudyData:
+    curves = data.curves.copy()
+    curves["fidelity"] = [levels[r][s - 1] for r, s in zip(curves["run_id"], curves["step"])]
+    runs = data.runs.copy()
+    if tagged is not None:  # runs that ended after the full-fidelity rule: the task's full level is their tag
+        runs["tags.final.incumbent_fidelity"] = repr(float(tagged))
+    return StudyData(runs, curves, data.parents, data.uri, data.selection)
+
+
+def test_on_a_task_with_a_fidelity_only_full_fidelity_rounds_count_towards_the_best_so_far():
+    runs = [{"run_id": "a0", "algo": "a", "seed": 0}, {"run_id": "b0", "algo": "b", "seed": 0}]
+    # a: 1.0 at level 1 only (not its best), then 4 and 3 at level 3; b: 6 then 2 at level 3
+    data = _with_levels(_study(runs, {"a0": [1.0, 4.0, 3.0], "b0": [6.0, 2.0, 5.0]}, regret_optimum=0.0),
+                        {"a0": [1, 3, 3], "b0": [3, 3, 1]})
+    norm = st.normalise(data)
+    ref = norm.references["t"]
+    assert ref.f_ref == pytest.approx(5.0) and ref.f_ref_source == "median initial value"  # firsts 4 (a), 6 (b)
+    a0 = norm.curves[norm.curves["run_id"] == "a0"]["nr"].to_numpy()
+    np.testing.assert_allclose(a0, [ref.worst, 4 / 5, 3 / 5])  # no incumbent in round 1: the worst
+    anyway = st.normalise(data, incumbent="any").curves
+    np.testing.assert_allclose(anyway[anyway["run_id"] == "a0"]["nr"].to_numpy(), [1 / 3.5] * 3)
+    # the full level is the runs' tag where they have one: here 9, which no round reached
+    tagged = _with_levels(_study(runs, {"a0": [1.0, 4.0, 3.0], "b0": [6.0, 2.0, 5.0]}, regret_optimum=0.0),
+                          {"a0": [1, 3, 3], "b0": [3, 3, 1]}, tagged=9)
+    with pytest.raises(st.ReportError):
+        st.normalise(tagged)
+    assert "no run evaluated at its full fidelity (9)" in st.normalise(
+        StudyData(pd.concat([tagged.runs, _study([{"run_id": "c0", "algo": "c", "seed": 0, "task": "u"}],
+                                                 {"c0": [2.0, 1.0]}, regret_optimum=0.0).runs]),
+                  pd.concat([tagged.curves, _study([{"run_id": "c0", "algo": "c", "seed": 0, "task": "u"}],
+                                                   {"c0": [2.0, 1.0]}, regret_optimum=0.0).curves]),
+                  tagged.parents, tagged.uri)).warnings[-1]
