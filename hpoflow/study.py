@@ -321,10 +321,14 @@ class Study:
 
     @property
     def best_config(self) -> dict[str, Any] | None:
+        """The incumbent so far (``Result.best_config``): with a fidelity, the best trial told at its maximum
+        (None until one is)."""
         return self.result().best_config
 
     @property
     def best_value(self) -> float | None:
+        """The incumbent's value (``Result.best_value``); None until a trial is told (with a fidelity: at its
+        maximum)."""
         return self.result().best_value
 
     @property
