@@ -103,8 +103,9 @@ def summarise(curves: list[RunCurve], incumbent: str = "full") -> dict[tuple[str
     """Per task: one Summary per algorithm, with f* recomputed as the best value seen where unknown.
 
     Cumulative regret sums every evaluation. Simple regret, the best value and (where unknown) f* count, with
-    ``incumbent="full"`` (the default, the rule of a run's own incumbent), only the rounds at the task's highest
-    logged fidelity; with ``"any"`` (or on a task without a fidelity) every round. A run with no counted round has
+    ``incumbent="full"`` (the default, the rule of a run's own incumbent), only the rounds at the task's full
+    fidelity (``RunCurve.full_fidelity``, else the highest level its runs logged); with ``"any"`` (or on a task
+    without a fidelity) every round. A run with no counted round has
     no simple regret (NaN), and an algorithm none of whose runs has one no best value (NaN).
     """
     by_task: dict[tuple[str, ...], list[RunCurve]] = defaultdict(list)

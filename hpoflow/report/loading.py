@@ -490,11 +490,14 @@ def to_run_curves(data: StudyData) -> list[RunCurve]:
                 fidelity=fidelity if np.isfinite(fidelity).any() else None,
             )
         )
+    by_task: dict[tuple[str, ...], list[RunCurve]] = {}
+    for curve in out:
+        by_task.setdefault(curve.task_key, []).append(curve)
     for key, group in data.runs.groupby("task_key", sort=False):  # one full level per task, as its incumbent's
-        mine = [c for c in out if " ".join(c.task_key) == key]
+        mine = by_task.get(tuple(str(key).split(" ")), [])
         level = full_fidelity(group, (c.fidelity for c in mine if c.fidelity is not None))
-        for c in mine:
-            c.full_fidelity = level
+        for curve in mine:
+            curve.full_fidelity = level
     return out
 
 

@@ -134,3 +134,29 @@ def test_f_star_of_a_real_task_is_the_best_full_fidelity_value_seen():
     low.fidelity, full.fidelity = np.array([1.0, 3.0]), np.array([3.0, 3.0])
     a, b = sorted(summarise([low, full])["wine",], key=lambda s: s.algo)
     assert not a.f_star_known and a.simple == pytest.approx((0.1, 0.0)) and b.simple == pytest.approx((0.0, 0.0))
+
+
+def test_the_full_level_is_the_runs_tag_else_the_highest_logged_fidelity():
+    import pandas as pd
+
+    from hpoflow.report.loading import StudyData, to_run_curves
+
+    def study(tag):
+        runs = pd.DataFrame([{"run_id": r, "run_name": r, "experiment_id": "0", "algo": "a", "task_key": "t",
+                              "seed": str(i), "status": "FINISHED", "direction": "minimize",
+                              "regret_reference": "optimum", "rounds": 2} for i, r in enumerate(("r0", "r1"))])
+        if tag is not None:
+            runs["tags.final.incumbent_fidelity"] = [repr(tag), None]  # r1: logged before the tag existed
+        curves = pd.DataFrame({"run_id": ["r0", "r0", "r1", "r1"], "step": [1, 2, 1, 2],
+                               "value": [0.2, 0.5, 0.3, 0.4], "regret": [0.2, 0.5, 0.3, 0.4],
+                               "query_cost": [1.0, 4.0, 3.0, 6.0], "fidelity": [1.0, 3.0, 3.0, 3.0]})
+        return StudyData(runs, curves, pd.DataFrame(), "sqlite://")
+
+    curves = to_run_curves(study(None))
+    assert [c.full_fidelity for c in curves] == [3.0, 3.0]
+    (row,) = summarise(curves)["t",]
+    assert row.best_value == pytest.approx(0.3) and row.simple == pytest.approx(mean_ci([0.5, 0.3]))
+    curves = to_run_curves(study(9.0))  # the task's full fidelity, which no round reached
+    assert [c.full_fidelity for c in curves] == [9.0, 9.0]
+    (row,) = summarise(curves)["t",]
+    assert math.isnan(row.best_value) and row.best_run == "" and math.isnan(row.simple[0])

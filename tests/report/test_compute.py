@@ -162,3 +162,15 @@ def test_the_comparison_is_automatic_with_a_fidelity_or_a_cost_budget():
     plain = StudyData(data.runs.assign(**{"params.budget.cost": "None"}), data.curves.drop(columns="fidelity"),
                       data.parents, data.uri)
     assert not cp.wanted(plain, cp.CostSettings()) and cp.wanted(plain, cp.CostSettings(x="cost"))
+
+
+def test_the_full_level_is_the_runs_tag_and_a_task_no_run_reached_is_left_out():
+    data = _study(MF, optimum=0.0)
+    data.runs["tags.final.incumbent_fidelity"] = "9.0"  # the task's full fidelity, as the runs wrote it
+    other = _study({"C": {"algo": "random", "task": "u", "steps": [(3, 3, 6.0), (3, 6, 3.0)]}}, optimum=0.0)
+    both = StudyData(pd.concat([data.runs, other.runs]), pd.concat([data.curves, other.curves]), pd.DataFrame(),
+                     "sqlite://", "test")
+    cr = cp.cost_runs(both, "full")
+    assert set(cr.scales) == {"u"} and cr.scales["u"].max_fidelity == 3.0  # u: no tag, its highest logged level
+    assert any("task 't' left out" in n and "no run evaluated at its full fidelity (9)" in n for n in cr.warnings)
+    assert set(cp.cost_runs(both, "any").scales) == {"t", "u"}
