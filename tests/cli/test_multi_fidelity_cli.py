@@ -54,3 +54,14 @@ def test_a_multi_fidelity_algorithm_on_a_task_without_fidelity_is_one_line(run_c
     assert proc.returncode == 2
     assert "needs a task with a fidelity" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_run_that_reached_no_full_fidelity_says_it_has_no_incumbent(run_cli, store):
+    """Five rounds of Hyperband at 81 units train its first bracket at 1 unit only: no incumbent yet."""
+    proc = run_cli("algo=hyperband", "task=branin_mf", "budget.rounds=5", f"tracking.uri={store}")
+    assert ("best value: none yet: no evaluation reached the full fidelity (81), the only level an incumbent is "
+            "taken from") in proc.stdout and "best config" not in proc.stdout
+    (run,) = mlflow_runs(store, "branin_mf")
+    assert run.info.status == "FINISHED" and "best_value" not in run.data.metrics and "value" in run.data.metrics
+    assert "final.best_value" not in run.data.tags and "final.best_config" not in run.data.tags
+    assert float(run.data.tags["final.incumbent_fidelity"]) == 81.0
