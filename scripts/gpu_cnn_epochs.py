@@ -53,7 +53,8 @@ def study(device: str, epochs: int, batch: int, full: int) -> tuple[float, float
     algo = MultiFidelity(MultiFidelityConfig(name="hyperband", scheduler="hyperband"), BuildContext(t, 100_000, 0))
     start = time.perf_counter()
     result = run(t, algo, budget=Budget(rounds=100_000, cost=float(full * epochs)))
-    return time.perf_counter() - start, float(result.summary["best_value"]), len(result.records)
+    best = result.summary["best_value"]  # None: no evaluation at the full fidelity
+    return time.perf_counter() - start, float("nan") if best is None else float(best), len(result.records)
 
 
 def main() -> None:

@@ -115,15 +115,17 @@ def build(method: str, task, seed: int, cost: float | None = None, workers: int 
 
 def trajectory(method: str, task_name: str, seed: int, budget: float) -> tuple[np.ndarray, np.ndarray, float]:
     """(cumulative cost, simple regret) per round, and the CPU time. A task without a known optimum (the real
-    ones): the best value so far, signed so that smaller is better, in place of the regret."""
+    ones): the best value so far, signed so that smaller is better, in place of the regret. Both count full-fidelity
+    evaluations only (the run's incumbent): inf before the first one."""
     task = TASKS[task_name](seed=seed)
     start = time.process_time()
     result = run(task, build(method, task, seed), budget=Budget(rounds=100_000, cost=budget))
     cost = np.array([m["query_cost"] for m in result.metrics])
     if task.optimum is not None:
-        regret = np.array([m["simple_regret"] for m in result.metrics])
+        regret = np.array([m.get("simple_regret", np.inf) for m in result.metrics])
     else:
-        regret = np.array([-task.direction.sign * m.get("best_value", np.nan) for m in result.metrics])
+        regret = np.array([-task.direction.sign * m["best_value"] if "best_value" in m else np.inf
+                           for m in result.metrics])
     return cost, regret, time.process_time() - start
 
 
