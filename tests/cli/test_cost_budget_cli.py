@@ -44,12 +44,12 @@ def test_a_cost_budgeted_run_spends_at_most_its_budget_and_shows_no_lifted_round
 
 def test_the_report_of_cost_budgeted_and_round_limited_runs_shows_no_lifted_round_limit(run_cli, store, tmp_path):
     run_cli("algo=hyperband", "task=branin_mf", "task.max_resource=27", "budget.cost=150", f"tracking.uri={store}")
-    run_cli("algo=hyperband", "task=branin_mf", "task.max_resource=27", "budget.rounds=12", "seed=1",
+    run_cli("algo=hyperband", "task=branin_mf", "task.max_resource=27", "budget.rounds=40", "seed=1",
             f"tracking.uri={store}")
     proc = run_cli(f"tracking.uri={store}", "tracking.experiment=branin_mf", "report.out=report",
                    module="hpoflow.report")
     out = proc.stdout + proc.stderr
-    assert "mixes budgets (12 rounds: runs" in out and "no round limit (a cost budget): runs" in out
+    assert "mixes budgets (40 rounds: runs" in out and "no round limit (a cost budget): runs" in out
     files = [p for ext in ("md", "html", "csv") for p in (tmp_path / "report").glob(f"*.{ext}")]
     shown = out + "".join(p.read_text() for p in files)
     assert not any(x in shown for x in LIFTED)
