@@ -136,6 +136,16 @@ def _last_logged(m: np.ndarray) -> np.ndarray:
     return np.where(finite.any(axis=1), m[np.arange(len(m)), last], np.nan)
 
 
+def _at_full_fidelity(data: StudyData, group: pd.DataFrame, loss: np.ndarray, rounds: int) -> tuple[np.ndarray, float]:
+    """``loss`` (runs x rounds) with the rounds below the task's full fidelity blanked (NaN), and that level (NaN
+    for a task without a fidelity: ``loss`` unchanged). The incumbent's rule: only full-fidelity rounds count."""
+    fid = _matrix(data.curves, list(group["run_id"]), "fidelity", rounds)
+    level = full_fidelity(group, fid)
+    if math.isfinite(level):
+        loss = np.where(np.isnan(fid) | (fid >= level - FULL_TOL), loss, np.nan)
+    return loss, level
+
+
 def normalise(data: StudyData, incumbent: str = "full") -> Normalised:
     """Normalised regret per run and round, task by task (see :class:`TaskReference` for the convention).
 
@@ -164,12 +174,7 @@ def normalise(data: StudyData, incumbent: str = "full") -> Normalised:
         rounds = logged_rounds(data.curves, ids, budget_rounds)  # values carry forward past a run's last round
         values, truth = _matrix(data.curves, ids, "value", rounds), _matrix(data.curves, ids, "true_value", rounds)
         loss = sign * np.where(np.isnan(truth), values, truth)
-        level = math.nan
-        if incumbent == "full":
-            fid = _matrix(data.curves, ids, "fidelity", rounds)
-            level = full_fidelity(group, fid)
-            if math.isfinite(level):  # the incumbent's rule: only full-fidelity rounds count
-                loss = np.where(np.isnan(fid) | (fid >= level - FULL_TOL), loss, np.nan)
+        loss, level = _at_full_fidelity(data, group, loss, rounds) if incumbent == "full" else (loss, math.nan)
         if math.isfinite(level) and not np.isfinite(loss).any():
             notes.append(f"Warning: task '{task}' left out of the normalised statistics: no run evaluated at its "
                          f"full fidelity ({level:g}), the only level report.incumbent=full counts")
