@@ -72,10 +72,9 @@ class Task(ABC):
         configuration ``config_id`` whose trial has reached level ``reached``; None when only the evaluation can
         say.
 
-        The loop holds a cost budget with it (:func:`hpoflow.core.budget.fits`). Default: with a fidelity, the level
-        (trained from scratch, what :meth:`evaluate_at` charges by default); without one, unknown. A task that
-        continues trials (:class:`~hpoflow.tasks.continuation.Continuable`) charges only the units above
-        ``reached``."""
+        The loop holds a cost budget with it (`hpoflow.core.budget.fits`). Default: with a fidelity, the level
+        (trained from scratch, what `evaluate_at` charges by default); without one, unknown. A task that
+        continues trials (`hpoflow.tasks.continuation.Continuable`) charges only the units above ``reached``."""
         if self.fidelity is None:
             return None
         return float(self.fidelity.level(self.fidelity.max if fidelity is None else fidelity))

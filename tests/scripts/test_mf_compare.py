@@ -63,7 +63,7 @@ def test_simulated_workers_and_the_decision_cpu_table(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "3 worker(s)" in out.stdout and "freeze_thaw vs each" in out.stdout
     run = json.loads((tmp_path / "lc_digits_cnn__freeze_thaw__0.json").read_text())
-    assert 16 <= run["cost"][-1] < 16 + 3 * 4  # the budget, and at most the three running jobs' last levels beyond it
+    assert 16 - 4 < run["cost"][-1] <= 16  # within the budget, short of it by less than the job that did not fit
     assert set(run["fidelity"]) <= {1.0, 2.0, 4.0}  # the ladder 1, 2, 4 (factor 2)
     table = subprocess.run([sys.executable, "scripts/mf_decision_cpu.py", str(tmp_path)], cwd=REPO, env=cli_env(),
                            capture_output=True, text=True, timeout=300, check=False)
