@@ -7,6 +7,7 @@ library's settings and the loop all use this dataclass, so a bad value gets the 
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass
 
 __all__ = ["COST_TOL", "EXECUTORS", "ROUNDS_UNDER_COST", "Budget", "cost_note", "fits", "rounds_text"]
@@ -42,8 +43,8 @@ class Budget:
         if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:
             raise ValueError(f"budget.rounds={self.rounds!r} must be a positive integer")
         if self.cost is not None and (isinstance(self.cost, bool) or not isinstance(self.cost, (int, float))
-                                      or not self.cost > 0):
-            raise ValueError(f"budget.cost={self.cost!r} must be > 0 or null")
+                                      or not 0 < self.cost < math.inf):
+            raise ValueError(f"budget.cost={self.cost!r} must be a finite number > 0, or null")
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"budget.workers={self.workers!r} must be a positive integer (trials evaluated at once)")
         if self.executor not in EXECUTORS:

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
-from hpoflow.core.budget import Budget, cost_note, fits
+from hpoflow.core.budget import ROUNDS_UNDER_COST, Budget, cost_note, fits
 from hpoflow.core.checkpoint import Checkpointer, LoopState
 from hpoflow.core.objectives import ParetoBook
 from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion, check_cost
@@ -33,7 +33,9 @@ class ObjectiveError(RuntimeError):
 
 
 class CostNeverSpent(ObjectiveError):
-    """A cost budget that the evaluations do not spend: ``ZERO_COST_ROUNDS`` rounds in a row cost nothing."""
+    """A cost budget that the evaluations do not spend: ``ZERO_COST_ROUNDS`` rounds in a row cost nothing, or (with
+    no round limit) the rounds so far cost so little that the rest would need more rounds than the safety limit,
+    ``ROUNDS_UNDER_COST``."""
 
 
 ZERO_COST_ROUNDS = 1000  # rounds in a row that cost nothing, under a cost budget: the budget cannot end
@@ -342,7 +344,21 @@ class Loop:
             raise CostNeverSpent(f"budget.cost={self.budget.cost:g} cannot be spent: the last {ZERO_COST_ROUNDS} "
                                  f"rounds cost nothing (spent {self.book.query_cost:g}); give the evaluations a "
                                  "cost > 0, or a round budget instead")
+        if self.budget.round_limit is None and record.round == ZERO_COST_ROUNDS and self.book.query_cost > 0:
+            self._check_reachable(record.round)
         return record
+
+    def _check_reachable(self, rounds: int) -> None:
+        """Under a cost budget with no round limit: refuse, after ``rounds`` rounds, a budget whose rest would need
+        more rounds than ``ROUNDS_UNDER_COST`` at the cost a round has had so far (``cost=1e308``: never spent)."""
+        assert self.budget.cost is not None
+        per_round = self.book.query_cost / rounds
+        needed = (self.budget.cost - self.book.query_cost) / per_round
+        if needed > ROUNDS_UNDER_COST - rounds:
+            raise CostNeverSpent(f"budget.cost={self.budget.cost:g} cannot be spent within the "
+                                 f"{ROUNDS_UNDER_COST:,}-round limit: {rounds} rounds cost {self.book.query_cost:g} "
+                                 f"({per_round:g} a round), the rest needs about {needed:.3g} more rounds; give a "
+                                 f"round budget, or a cost of at most {per_round * ROUNDS_UNDER_COST:g}")
 
     def _save(self, wall_time: float, status: str = "RUNNING", now: bool = False) -> None:
         """Save the checkpoint, after the tracker's fence: a writer that lost its run writes no file either.

@@ -96,3 +96,28 @@ def test_a_non_finite_constraint_is_a_failure_and_skip_goes_on():
                               algo="random", rounds=8, objectives={"a": "min"}, constraints={"g": ("<=", 0.0)},
                               on_error="skip", tracking=False)
     assert all(r.failed == (r.config["x"] < 0.5) for r in result.records)
+
+
+def test_cost_budget_beyond_the_round_limit_is_refused_after_the_first_rounds():
+    """cost=1e308 with no round limit: 1,000 rounds of cost 1 show that the rest needs ~1e308 rounds, beyond
+    ROUNDS_UNDER_COST: one line naming the value and what would reach it, long before the 10^6-round cap."""
+    import hpoflow
+
+    with pytest.raises(CostNeverSpent, match=r"budget.cost=1e\+308 cannot be spent within the 1,000,000-round limit: "
+                                             r"1000 rounds cost 1000 \(1 a round\).*cost of at most 1e\+06"):
+        hpoflow.minimize(lambda c: c["x"] ** 2, {"x": ("float", -1.0, 1.0)}, cost=1e308, algo="random")
+
+
+def test_reachable_cost_budget_without_round_limit_runs_to_its_end():
+    import hpoflow
+
+    result = hpoflow.minimize(lambda c: c["x"] ** 2, {"x": ("float", -1.0, 1.0)}, cost=1500, algo="random")
+    assert len(result.records) == 1500
+
+
+@pytest.mark.parametrize("cost", [float("inf"), float("nan"), -1.0, 0.0])
+def test_budget_cost_must_be_finite_and_positive(cost):
+    from hpoflow.core.budget import Budget
+
+    with pytest.raises(ValueError, match=r"budget.cost=.* must be a finite number > 0, or null"):
+        Budget(rounds=5, cost=cost)
