@@ -86,6 +86,10 @@ def minimize(fn: Objective, space: SearchSpace | dict[str, Any], algo: str = "au
         fidelity: ``(name, min, max)`` (or a ``Fidelity``): ``fn`` takes the level as
             the keyword ``name`` (``def train(config, epochs): ...``) and a multi-fidelity algorithm (``hyperband``,
             ``asha``, ``sha``, ``mf_gp``; ``auto`` with ``cost``) chooses it; a float result costs the level.
+            A pausable ``fn`` also names ``state`` (``def train(config, epochs, state=None)``): it gets what it
+            returned for that trial at its last, lower level (None for a new one), returns ``(value, state)``
+            and a float value costs only the levels it added (the states are kept bounded, and pickled beside
+            ``checkpoint`` when there is one; see ``hpoflow.tasks.function.FunctionTask``).
         cost: the budget in cost units (fidelity units with ``fidelity``): a job starts only if its cost fits in
             what remains (trials still running counted), so the run ends at or below it;
             ``Result.summary["cost_note"]`` says what was spent and why it ended (see ``hpoflow.core.budget``).

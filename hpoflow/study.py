@@ -42,7 +42,9 @@ class Trial:
     In a study with a fidelity: train to ``fidelity`` (a multi-fidelity algorithm's level; the full one
     otherwise), and while training ``report(step, value)`` each step and stop once ``should_stop()`` says so
     (the study's pruner: ASHA's rule at the rung levels). ``config_id`` is the configuration's id across a
-    multi-fidelity algorithm's promotions: keep your model's state under it to continue instead of retraining.
+    multi-fidelity algorithm's promotions. ``state`` is what ``Study.tell(..., state=...)`` stored for that
+    configuration at a lower level (None if nothing): continue it from ``start``, the level it reached, and the
+    trial is charged only the steps above it.
     """
 
     number: int                # the trial's ask order, 1-based (its round when trials are told in ask order)
@@ -56,6 +58,7 @@ class Trial:
     direction_sign: float = field(default=-1.0, repr=False, compare=False)
     integer: bool = field(default=False, repr=False, compare=False)  # the fidelity's steps are whole numbers
     start: float = field(default=0.0, repr=False, compare=False)  # the level config_id reached in earlier trials
+    state: Any = field(default=None, repr=False, compare=False)  # what tell(state=...) stored for config_id
 
     def report(self, step: float, value: float) -> None:
         """An intermediate value at ``step`` (an epoch, a boosting round): the trial's learning curve.
@@ -242,14 +245,26 @@ class Study:
         level = None if fidelity is None else (s.fidelity if s.fidelity is not None else fidelity.max)
         if fidelity is not None and s.config_id is None:  # a full-fidelity algorithm: the trial is its own id
             s.config_id = number
+        start = self._reached.get(s.config_id, 0.0) if s.config_id is not None else 0.0
+        state = None
+        task = loop.task
+        if level is not None and isinstance(task, FunctionTask) and task.pausable and s.config_id is not None:
+            kept_level, state = task.kept(s.config_id, level)
+            start = kept_level if state is not None else start
         trial = Trial(number, dict(s.config), s.observe, s, level, s.config_id, stopper=self._stopper,
                       direction_sign=loop.task.direction.sign, integer=bool(fidelity is not None and fidelity.integer),
-                      start=self._reached.get(s.config_id, 0.0) if s.config_id is not None else 0.0)
+                      start=start, state=state)
         self._trials[trial.number] = trial
         return trial
 
-    def tell(self, trial: Trial, value: float | Evaluation | None = None, *, failed: str | None = None) -> Record:
+    def tell(self, trial: Trial, value: float | Evaluation | None = None, *, failed: str | None = None,
+             state: Any = None) -> Record:
         """Report the outcome of a pending ``trial`` (any order): its value, or ``failed="why"``.
+
+        ``state`` (a study with a fidelity): what to continue this configuration from when it is promoted (a model,
+        an optimiser, a path); the next trial of the same ``config_id`` gets it as ``trial.state``. It is kept
+        bounded, beside the checkpoint (pickled) when the study has one; one pickle cannot write is kept in this
+        process only.
 
         A value is a float, an int, a NumPy scalar, a 0-d or 1-element array or tensor, or an Evaluation.
 
@@ -290,6 +305,9 @@ class Study:
         record = self._run.loop.tell(s, outcome)
         if trial.config_id is not None and record.fidelity is not None and not record.failed:
             self._reached[trial.config_id] = max(self._reached.get(trial.config_id, 0.0), record.fidelity)
+            task = self._run.loop.task
+            if state is not None and isinstance(task, FunctionTask) and task.pausable:
+                task.keep(trial.config_id, record.fidelity, record.round, state, None)
         if self._run.loop.done:
             self.finish()
         return record
@@ -299,11 +317,13 @@ class Study:
         """What ``tell`` records: the value (default: the last reported one); with reports, the learning curve,
         the level reached as the fidelity, and the steps trained as the cost (unless an Evaluation says its own):
         a trial whose reports continue the level its configuration reached before (every step above it) is charged
-        the steps above it, otherwise the level reached."""
+        the steps above it, otherwise the level reached; a trial handed a ``state`` and told without reports is
+        charged the steps above the state's level."""
         if not trial.reports:
             ev = as_evaluation(value)
             if trial.fidelity is not None and not isinstance(value, Evaluation):
-                ev = dataclasses.replace(ev, fidelity=trial.fidelity, cost=float(trial.fidelity),
+                start = trial.start if trial.state is not None else 0.0  # continued from its state: the steps added
+                ev = dataclasses.replace(ev, fidelity=trial.fidelity, cost=float(trial.fidelity - start),
                                          curve=[[float(trial.fidelity), ev.value]])
             return ev
         ev = as_evaluation(trial.reports[-1][1] if value is None else value)

@@ -95,16 +95,18 @@ class TrialStates:
         self._held = False  # this map has held a state (it is the copy that evaluates, not a process worker's driver)
         self._told: set[tuple[int, float]] | None = None  # (config id, level) the resumed checkpoint recorded
         self._committed_told: set[tuple[int, float]] | None = None  # ... and the one written last
+        self._volatile: dict[int, Kept] = {}  # in a folder: the states pickle could not write (this process only)
         self._lock = threading.RLock()
         if folder is not None:
             self.attach(folder, resumed_round)
 
     def __getstate__(self) -> dict[str, Any]:  # a process worker gets a copy of the task: without the lock
-        return {k: v for k, v in vars(self).items() if k != "_lock"}
+        return {k: v for k, v in vars(self).items() if k not in ("_lock", "_volatile")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         vars(self).update(state)
         self._lock = threading.RLock()
+        self._volatile = {}
 
     # -- the folder ---------------------------------------------------------------------------------------------
     def attach(self, folder: str | os.PathLike[str], resumed_round: int = 0,
@@ -240,6 +242,10 @@ class TrialStates:
             known = [v for v in self._versions(config_id) if self._known(config_id, v)]
             for v in sorted(known, key=lambda v: (v.level, v.round), reverse=True):
                 if (state := self._read(v)) is not None:
+                    held = self._volatile.get(config_id)
+                    if isinstance(state, Kept) and state.state is None and held is not None \
+                            and (held.level, held.round) == (state.level, state.round):
+                        return held
                     return state
             return None
 
@@ -254,7 +260,17 @@ class TrialStates:
                 self._states[config_id] = state
                 self._states.move_to_end(config_id)
             else:
-                written = self._write(config_id, state)
+                self._volatile.pop(config_id, None)
+                try:
+                    written = self._write(config_id, state)
+                except (pickle.PicklingError, TypeError, AttributeError):  # a state pickle cannot write
+                    if not isinstance(state, Kept):
+                        raise
+                    # on disk with its evaluation only (a resume retrains the trial from scratch); in memory here
+                    written = self._write(config_id, Kept(state.level, state.round, None, state.evaluation))
+                    self._volatile[config_id] = state
+                    while len(self._volatile) > self.capacity:
+                        self._volatile.pop(next(iter(self._volatile)))
                 for v in self._versions(config_id):  # what the resumed run did not take up: it went another way
                     if not self._known(config_id, v):
                         Path(v.path).unlink(missing_ok=True)
@@ -275,6 +291,7 @@ class TrialStates:
             if config_id is None:
                 return
             self._states.pop(config_id, None)
+            self._volatile.pop(config_id, None)
             if self.folder is not None:
                 for v in self._versions(config_id):
                     Path(v.path).unlink(missing_ok=True)
@@ -323,6 +340,10 @@ class TrialStates:
             if known:
                 top = max(known, key=lambda v: (v.level, v.round))
                 kept = self._read(top)
+                if isinstance(kept, Kept) and kept.state is None:  # pickle could not write it: held in memory?
+                    held = self._volatile.get(config_id)
+                    if held is not None and (held.level, held.round) == (kept.level, kept.round):
+                        kept = held
                 if isinstance(kept, Kept) and kept.level < level and kept.state is not None:
                     return Resume(level=kept.level, state=kept.state)
             return Resume()
