@@ -99,7 +99,7 @@ def study_config(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def order_note(first_by_rank: str, first_by_mean: str, tied: bool = False) -> str:
     """Why the diagram's order (mean rank) can differ from the table's mean normalised regret."""
-    if tied:
+    if tied and first_by_rank != first_by_mean:  # one method first by both: nothing ties with it
         lead = (f"Here {first_by_mean} has the lowest mean normalised regret but ties on mean rank with "
                 f"{first_by_rank}: ")
     elif first_by_rank != first_by_mean:

@@ -28,3 +28,10 @@ def test_the_order_note_names_both_leaders():
     assert "how often a method wins, not by how much" in note
     assert order_note("gp_ei", "random", tied=True).startswith("Here random has the lowest mean normalised regret "
                                                                 "but ties on mean rank with gp_ei")
+
+
+def test_the_order_note_never_ties_a_method_with_itself():
+    """A method first both by mean rank and by mean regret (tied ranks computed against itself): the note says the
+    lower order differs, never "ties on mean rank with" the same method."""
+    note = order_note("freeze_thaw", "freeze_thaw", tied=True)
+    assert "ties on mean rank" not in note and note.startswith("The order here differs")
