@@ -49,7 +49,8 @@ def problems(command: str) -> list[str]:
         found += [f"{script} has no flag {t}" for t in tokens if t.startswith("--") and f'"{t}"' not in text]
     elif tokens[:3] == ["python", "-m", "pytest"]:
         found += [f"{t} does not exist" for t in tokens if t.startswith("tests/") and not (REPO / t).is_file()]
-    elif tokens[:3] not in (["python", "-m", "hpoflow"], ["python", "-m", "hpoflow.report"]):
+    elif tokens[:3] not in (["python", "-m", "hpoflow"], ["python", "-m", "hpoflow.batch"],
+                            ["python", "-m", "hpoflow.report"]):
         found.append(f"not a script, study, report or test command: {command}")
     found += [f"experiment={m} does not exist" for m in re.findall(r"(?<![\w.])experiment=(\w+)", command)
               if not (REPO / "conf" / "experiment" / f"{m}.yaml").is_file()]
