@@ -272,16 +272,33 @@ def _task_key(df: pd.DataFrame) -> pd.Series:
     so that labels stay short and two different tasks never share one."""
     cols = sorted(c for c in df.columns if c.startswith("params." + TASK_PARAM_PREFIX)
                   and c.removeprefix("params.") not in IGNORED_TASK_PARAMS)
-    names = _col(df, "tags.task", "?").fillna("?").astype(str)
+    return _with_varied(df, _col(df, "tags.task", "?").fillna("?").astype(str), cols, "params." + TASK_PARAM_PREFIX)
+
+
+def _with_varied(df: pd.DataFrame, names: pd.Series, cols: list[str], prefix: str,
+                 within: pd.Series | None = None) -> pd.Series:
+    """``names`` plus `` key=value`` for each column of ``cols`` that is set and takes more than one value among
+    the runs of one name (``within``: among the runs of one name and one value of ``within`` only, so that a
+    setting an algorithm resolves per task does not split it)."""
     key = names
     for c in cols:
         v = df[c]
-        name = c.removeprefix("params." + TASK_PARAM_PREFIX)
         is_set = v.notna() & ~v.isin(["None", ""])
         spelled = v.astype(str).where(is_set, "")  # unset counts as one more value: "dim=2" differs from unset
-        differs = spelled.groupby(names).transform("nunique") > 1
-        key = key.where(~(is_set & differs), key + " " + name + "=" + v.astype(str))
+        if within is None:
+            differs = spelled.groupby(names).transform("nunique") > 1
+        else:  # varies inside some (name, within) group: a swept setting, named on every run of that name
+            inside = spelled.groupby([names, within]).transform("nunique") > 1
+            differs = inside.groupby(names).transform("any")
+        key = key.where(~(is_set & differs), key + " " + c.removeprefix(prefix) + "=" + v.astype(str))
     return key
+
+
+def _algo_key(df: pd.DataFrame, names: pd.Series, tasks: pd.Series) -> pd.Series:
+    """``algo`` label plus the ``algo.*`` params swept between its runs of one task (an ablation such as
+    ``algo.steps=5,10`` gives ``"freeze_thaw steps=10"`` and ``"freeze_thaw steps=5"``; one setting: the name)."""
+    cols = sorted(c for c in df.columns if c.startswith("params.algo.") and c != "params.algo.name")
+    return _with_varied(df, names, cols, "params.algo.", within=tasks)
 
 
 def _tidy(df: pd.DataFrame, experiments: dict[str, str]) -> pd.DataFrame:
@@ -297,6 +314,8 @@ def _tidy(df: pd.DataFrame, experiments: dict[str, str]) -> pd.DataFrame:
     out["algo"] = out["algo"].where(twin <= 0, out["algo"] + " twin" + twin.astype(str))  # an A/A twin: its own row
     out["task"] = _col(df, "tags.task", "?").fillna("?")
     out["task_key"] = _task_key(df)
+    out["algo"] = _algo_key(df, out["algo"].astype(str), out["task_key"] + " seed=" + _col(df, "tags.seed", "?")
+                            .fillna("?").astype(str))
     out["seed"] = _col(df, "tags.seed", "?").fillna("?").astype(str)
     out["direction"] = _col(df, "tags.direction").fillna("")
     out["regret_reference"] = _col(df, "tags.regret_reference", "none").fillna("none")

@@ -113,3 +113,17 @@ def test_task_labels_keep_only_the_settings_that_differ_between_a_tasks_runs():
                        "params.task.noise_std": ["0.0"] * 8})
     assert _task_key(df).tolist() == ["branin", "branin", "bbob dim=2 function=1", "bbob dim=2 function=15",
                                       "bbob dim=4 function=1", "zdt1", "ridge", "ridge dim=3"]
+
+
+def test_an_algorithm_setting_swept_on_one_task_and_seed_labels_its_runs():
+    """An ablation (algo.steps=5,10 on the same tasks and seeds) gets one row per setting; a setting that only
+    differs between tasks (resolved per task, e.g. a minimum fidelity) does not split the algorithm."""
+    df = pd.DataFrame({
+        "tags.task": ["a", "a", "b", "b", "a", "b"],
+        "tags.seed": ["0", "0", "0", "0", "0", "0"],
+        "params.algo.steps": ["10", "5", "10", "5", None, None],
+        "params.algo.min_fidelity": ["1", "1", "3", "3", "1", "3"],
+    })
+    names = pd.Series(["ft", "ft", "ft", "ft", "random", "random"])
+    labels = loading._algo_key(df, names, df["tags.task"] + " seed=" + df["tags.seed"])
+    assert list(labels) == ["ft steps=10", "ft steps=5", "ft steps=10", "ft steps=5", "random", "random"]
