@@ -15,6 +15,9 @@ function, and a script needs ``if __name__ == "__main__":``) or Ray tasks (``exe
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -25,9 +28,21 @@ from hpoflow.tasks.base import Task
 _TASK: Task | None = None  # a process worker's copy of the task, sent once (not with every trial)
 
 
-def _set_task(task: Task) -> None:
+def _set_task(task: Task, parent: int | None = None) -> None:
+    """A process worker's initializer: keep the task, and exit when ``parent`` (the run's process) is gone."""
     global _TASK
     _TASK = task
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="hpoflow-parent-watch").start()
+
+
+def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
+    """End this worker once its parent has died (a kill -9 of the run leaves no orphans training on, holding its
+    pipes). Written by hand because ``concurrent.futures`` only notices a dead worker, never a dead parent; a
+    polling thread, not Linux's ``prctl(PR_SET_PDEATHSIG)``, so it works on every platform."""
+    while os.getppid() == parent:
+        time.sleep(every_s)
+    os._exit(1)
 
 
 def _evaluate_here(config: dict[str, Any], round: int, observe: bool, fidelity: float | None = None,
@@ -40,7 +55,7 @@ def make_executor(kind: str, workers: int, task: Task) -> Executor:
     """A pool of ``workers`` threads or (spawned) processes that evaluate ``task``."""
     if kind == "process":
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_set_task,
-                                   initargs=(task,))
+                                   initargs=(task, os.getpid()))
     if kind == "thread":
         return ThreadPoolExecutor(workers, thread_name_prefix="hpoflow-worker")
     if kind == "ray":
