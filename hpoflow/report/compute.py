@@ -145,6 +145,16 @@ def _series(c: pd.DataFrame, key: str) -> np.ndarray:
     return c[key].to_numpy(float) if key in c.columns else np.full(len(c), np.nan)
 
 
+def _task_budget(set_costs: pd.Series, finals: list[float]) -> tuple[float, str]:
+    """A task's cost budget and where it comes from: its runs' ``budget.cost`` (the smallest where they differ),
+    else the largest cost any run reached (``finals``: each run's last cumulative cost)."""
+    if len(set_costs) and set_costs.nunique() == 1:
+        return float(set_costs.iloc[0]), "budget.cost"
+    if len(set_costs):
+        return float(set_costs.min()), "smallest budget.cost of its runs"
+    return (max(finals) if finals else math.nan), "largest cost any run reached"
+
+
 def cost_runs(data: StudyData, incumbent: str = "full") -> CostRuns:
     """Each run's best-so-far and normalised regret per round against its cumulative cost, task by task.
 
@@ -201,14 +211,8 @@ def cost_runs(data: StudyData, incumbent: str = "full") -> CostRuns:
             notes.append(f"Warning: task '{task}' left out of the comparison against cost: its worst initial value "
                          f"({sign * f_worst:.6g}) is not worse than f* ({star_src}, {sign * f_star:.6g})")
             continue
-        set_costs = budgets[group.index].dropna()
-        finals = [float(c[-1]) for c in costs.values() if len(c)]
-        if len(set_costs) and set_costs.nunique() == 1:
-            budget, budget_src = float(set_costs.iloc[0]), "budget.cost"
-        elif len(set_costs):
-            budget, budget_src = float(set_costs.min()), "smallest budget.cost of its runs"
-        else:
-            budget, budget_src = (max(finals) if finals else math.nan), "largest cost any run reached"
+        budget, budget_src = _task_budget(budgets[group.index].dropna(),
+                                          [float(c[-1]) for c in costs.values() if len(c)])
         if not budget > 0:
             notes.append(f"Warning: task '{task}' left out of the comparison against cost: no run spent any cost")
             continue
