@@ -146,6 +146,14 @@ def _at_full_fidelity(data: StudyData, group: pd.DataFrame, loss: np.ndarray, ro
     return loss, level
 
 
+def _failed_runs_worst(nr: np.ndarray, failed: np.ndarray, logged: np.ndarray, worst: float) -> None:
+    """In place: from its last logged round on (``logged``: runs x rounds), a failed run is at ``worst``."""
+    for i in np.flatnonzero(failed):
+        rounds = np.flatnonzero(logged[i])
+        nr[i, (rounds[-1] + 1 if len(rounds) else 0):] = worst
+        nr[i, -1] = worst
+
+
 def normalise(data: StudyData, incumbent: str = "full") -> Normalised:
     """Normalised regret per run and round, task by task (see :class:`TaskReference` for the convention).
 
@@ -189,14 +197,13 @@ def normalise(data: StudyData, incumbent: str = "full") -> Normalised:
         else:
             f_star, star_src = float(np.nanmin(loss)), "best seen in the study"
         is_random = (group["algo"] == RANDOM_ALGO).to_numpy() & ok
+        first = np.array([r[np.isfinite(r)][0] if np.isfinite(r).any() else np.nan for r in loss])  # per run
         if is_random.any() and np.isfinite(best[is_random, -1]).any():
             f_ref, ref_src = float(np.nanmedian(best[is_random, -1])), "random search median final"
         else:
-            first = np.array([r[np.isfinite(r)][0] if np.isfinite(r).any() else np.nan for r in loss])
             f_ref, ref_src = float(np.nanmedian(first)), "median initial value"
         tol = SPREAD_TOL * max(1.0, abs(f_star))  # CV means that differ by rounding only (0.96 vs 0.96 + 1e-16)
         if not f_ref > f_star + tol:  # random search's median already reached f*: fall back to where runs started
-            first = np.array([r[np.isfinite(r)][0] if np.isfinite(r).any() else np.nan for r in loss])
             if np.nanmedian(first) > f_star + tol:
                 f_ref, ref_src = float(np.nanmedian(first)), "median initial value (random search reached f*)"
         if not f_ref > f_star + tol:  # no spread to normalise by: every method is at f* on this task
@@ -205,10 +212,7 @@ def normalise(data: StudyData, incumbent: str = "full") -> Normalised:
             continue
         nr = normalised_regret(best, f_star, f_ref)
         worst = float(max(1.0, np.nanmax(nr[ok, -1]) if np.isfinite(nr[ok, -1]).any() else 1.0))
-        for i in np.flatnonzero(failed):  # from its last logged round on, a failed run is the worst
-            logged = np.flatnonzero(np.isfinite(values[i]) | np.isfinite(truth[i]))
-            nr[i, (logged[-1] + 1 if len(logged) else 0):] = worst
-            nr[i, -1] = worst
+        _failed_runs_worst(nr, failed, np.isfinite(values) | np.isfinite(truth), worst)
         nr = np.where(np.isnan(nr), worst, nr)  # rounds before a run's first value: no information yet
         cost = _matrix(data.curves, ids, "query_cost", rounds)
         final_cost = _last_logged(cost[ok])
