@@ -55,6 +55,25 @@ def improvement_probability(mean: np.ndarray, std: np.ndarray, threshold: float)
     return ndtr((threshold - mean) / np.maximum(std, 1e-9))
 
 
+class _Rows:
+    """Every observed curve point ``(u, budget, reward)`` in growing float64 arrays (no per-decision rebuild)."""
+
+    def __init__(self, dim: int) -> None:
+        self.n = 0
+        self.U, self.b, self.r = np.empty((64, dim)), np.empty(64), np.empty(64)
+
+    def append(self, u: list[float], budget: float, reward: float) -> None:
+        if self.n == len(self.b):  # full: double the capacity
+            self.U = np.concatenate([self.U, np.empty_like(self.U)])
+            self.b, self.r = (np.concatenate([a, np.empty_like(a)]) for a in (self.b, self.r))
+        self.U[self.n], self.b[self.n], self.r[self.n] = u, budget, reward
+        self.n += 1
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Configurations ``n x d``, budgets ``n`` and rewards ``n`` (views of the first ``n`` rows)."""
+        return self.U[:self.n], self.b[:self.n], self.r[:self.n]
+
+
 class FreezeThawScheduler:
     """Freeze-thaw decisions over a ladder of ``levels`` (module doc); rewards are larger-is-better.
 
@@ -64,19 +83,21 @@ class FreezeThawScheduler:
         seed: seeds the model and every decision's random stream.
         candidates: a task's finite set of points (``m x d``), or None for the unit cube.
         config: the method's settings (acquisition, pool, model size and steps).
+        workers: the run's workers (above 1: the first trials jump to the full level, ``config.first_jumps``).
     """
 
     def __init__(self, levels: list[float], dim: int, seed: int, candidates: list[list[float]] | None,
-                 config: FreezeThawConfig) -> None:
+                 config: FreezeThawConfig, workers: int = 1) -> None:
         self.levels, self.dim, self.seed, self.candidates = list(levels), dim, seed, candidates
+        self.workers = workers
         self.config = config
         self.top = len(self.levels) - 1
         self.model = PowerLawEnsemble(dim, config.members, config.hidden, seed, config.lr, config.init_steps,
                                       config.steps)
         self.trials: dict[int, dict[str, Any]] = {}  # id -> {"u", "index", "rung" (-1: none yet), "curve", "failed"}
         self.running: dict[int, int] = {}  # config id -> the rung it was asked for (not in the state)
-        self._rows: list[tuple[list[float], float, float]] = []  # (u, budget, reward): every curve point
-        self._order: list[int] = []  # the config id of each row: the rows in the order they were observed
+        self._order: list[int] = []  # the config id of each curve point: the points in the order they were observed
+        self._rows = _Rows(dim)  # (u, budget, reward) of every curve point, as arrays the model reads
         self.decisions = 0
         self.last: dict[str, Any] = {}  # what the last decision saw (for tests and the decision log)
 
@@ -105,14 +126,12 @@ class FreezeThawScheduler:
         """One observed point of a curve, kept in the trial and in the model's data arrays."""
         trial = self.trials[config_id]
         trial["curve"].append([budget, reward])
-        self._rows.append((trial["u"], budget, reward))
+        self._rows.append(trial["u"], budget, reward)
         self._order.append(config_id)
 
     def _data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every observed point: configurations, budgets and standardised losses (rewards negated)."""
-        U = np.asarray([u for u, _, _ in self._rows], dtype=np.float64)
-        b = np.asarray([v for _, v, _ in self._rows], dtype=np.float64)
-        rewards = np.asarray([r for _, _, r in self._rows], dtype=np.float64)
+        U, b, rewards = self._rows.arrays()
         if self.config.clip is None:
             sd = float(rewards.std())
             return U, b, -(rewards - rewards.mean()) / (sd if sd > 1e-12 else 1.0)
@@ -147,9 +166,13 @@ class FreezeThawScheduler:
             assert self.candidates is not None
             j = rng.randrange(len(self.candidates))
             pool = [(list(self.candidates[j]), j)]
-        if paused and not any(t["rung"] == self.top for t in self.trials.values()):
-            i = max(paused, key=lambda j: (self.trials[j]["curve"][-1][1], -j))  # no full-level value yet: the best
-            rung = self.trials[i]["rung"] + 1  # paused trial climbs on, so an incumbent exists after one training
+        jump = self.workers > 1 and self.config.first_jumps > 0
+        if (paused and not any(t["rung"] == self.top for t in self.trials.values())
+                and (not jump or sum(r == self.top for r in self.running.values()) < self.config.first_jumps)):
+            # no full-level value yet: the best paused trial goes on, so that an incumbent exists after one training;
+            # one worker: one level a job; k workers: up to first_jumps trials, each the rest of the way in one job
+            i = max(paused, key=lambda j: (self.trials[j]["curve"][-1][1], -j))
+            rung = self.top if jump else self.trials[i]["rung"] + 1
             self.running[i] = rung
             self.last = {"kind": "first"}
             return Job(i, rung, self.levels[rung])
@@ -200,11 +223,11 @@ class FreezeThawScheduler:
         # that order gives them trial by trial
         order = state.get("order") or [i for i, t in self.trials.items() for _ in t["curve"]]
         seen: dict[int, int] = {}
-        self._rows, self._order = [], []
+        self._rows, self._order = _Rows(self.dim), []
         for i in map(int, order):
             v, r = self.trials[i]["curve"][seen.get(i, 0)]
             seen[i] = seen.get(i, 0) + 1
-            self._rows.append((self.trials[i]["u"], float(v), float(r)))
+            self._rows.append(self.trials[i]["u"], float(v), float(r))
             self._order.append(i)
         self.running = {}
         self.decisions = int(state["decisions"])
@@ -230,7 +253,8 @@ class FreezeThaw(MultiFidelity):
         self.levels = rung_levels(fidelity, config.eta, config.min_fidelity)
         dim, seed = ctx.task.space.dim, ctx.generator_seed(29)
         candidates = None if ctx.task.candidates is None else ctx.task.candidates.double().tolist()
-        self.scheduler: FreezeThawScheduler = FreezeThawScheduler(self.levels, dim, seed, candidates, config)
+        self.scheduler: FreezeThawScheduler = FreezeThawScheduler(self.levels, dim, seed, candidates, config,
+                                                                  ctx.workers)
         self.searcher = RandomSearcher(dim, seed, candidates)  # asked only if a job came without a point
         self.points: dict[int, list[float]] = {}
         self.jobs: dict[int, Job] = {}

@@ -29,6 +29,7 @@ class FreezeThawConfig:
     init_steps: int = 200            # Adam steps of the first fit
     steps: int = 10                  # Adam steps of each later fit (warm-started from the last weights)
     clip: float | None = None        # null: mean/std scaling; a number: median/IQR scaling, worse values clipped there
+    first_jumps: int = 2             # k > 1 workers, no full-level value yet: this many trials go straight to it
     batch: int = 64                  # points in each Adam step's minibatch (drawn from every observed curve point)
 
     def __post_init__(self) -> None:
@@ -36,7 +37,7 @@ class FreezeThawConfig:
         if self.acquisition not in ACQUISITIONS:
             raise ValueError(f"algo.acquisition='{self.acquisition}' is unknown; allowed: {', '.join(ACQUISITIONS)}")
         for key, low in (("pool", 1), ("init_configs", 1), ("members", 2), ("hidden", 1), ("init_steps", 0),
-                         ("steps", 0), ("batch", 1)):
+                         ("steps", 0), ("batch", 1), ("first_jumps", 0)):
             if not _whole(getattr(self, key), low):
                 raise ValueError(f"algo.{key}={getattr(self, key)!r} must be an integer >= {low}")
         if self.clip is not None and (isinstance(self.clip, bool) or not isinstance(self.clip, (int, float))

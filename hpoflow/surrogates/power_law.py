@@ -67,16 +67,36 @@ class PowerLawEnsemble:
         self.sizes = [math.prod(s) for s in self.shapes]
         rng = np.random.default_rng(seed)
         fan_in = [dim, dim, h, h, h, h]
-        self.theta = np.concatenate([rng.uniform(-1, 1, n) / math.sqrt(f) for n, f in zip(self.sizes, fan_in)])
-        self.m = np.zeros_like(self.theta)
-        self.v = np.zeros_like(self.theta)
+        self._theta = np.concatenate([rng.uniform(-1, 1, n) / math.sqrt(f) for n, f in zip(self.sizes, fan_in)])
+        self._views = self._split(self._theta)  # views into the flat vector, which is only ever updated in place
+        self.m = np.zeros_like(self._theta)
+        self.v = np.zeros_like(self._theta)
 
-    def _weights(self, theta: Array) -> list[Array]:
+    @property
+    def theta(self) -> Array:
+        """The flat weights (``members x`` each layer's weights and biases, in order)."""
+        return self._theta
+
+    @theta.setter
+    def theta(self, value: ArrayLike) -> None:
+        self._theta[...] = value  # in place: the layer views stay valid
+
+    def __getstate__(self) -> dict[str, Any]:  # a copy or a pickle rebuilds the views into its own vector
+        return {k: v for k, v in self.__dict__.items() if k != "_views"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._views = self._split(self._theta)
+
+    def _split(self, theta: Array) -> list[Array]:
         out, start = [], 0
         for shape, n in zip(self.shapes, self.sizes):
             out.append(theta[start:start + n].reshape(shape))
             start += n
         return out
+
+    def _weights(self, theta: Array) -> list[Array]:
+        return self._views if theta is self._theta else self._split(theta)
 
     def curve_parameters(self, U: ArrayLike) -> tuple[Array, Array, Array]:
         """``(alpha, beta, gamma)`` of every member at the rows of ``U`` (``n x d``): three ``K x n`` arrays."""
@@ -146,7 +166,7 @@ class PowerLawEnsemble:
             self.m = b1 * self.m + (1 - b1) * grad
             self.v = b2 * self.v + (1 - b2) * grad * grad
             m_hat, v_hat = self.m / (1 - b1 ** self.t), self.v / (1 - b2 ** self.t)
-            self.theta = self.theta - self.lr * m_hat / (np.sqrt(v_hat) + _EPS)
+            self._theta -= self.lr * m_hat / (np.sqrt(v_hat) + _EPS)
         return loss / self.members
 
     def predict(self, U: ArrayLike, b: ArrayLike) -> tuple[Array, Array]:
@@ -163,7 +183,7 @@ class PowerLawEnsemble:
         self.fits, self.t = int(state["fits"]), int(state["t"])
         for key in ("theta", "m", "v"):
             value = np.asarray(state[key], dtype=np.float64)
-            if value.shape != self.theta.shape:
+            if value.shape != self._theta.shape:
                 raise ValueError(f"power-law ensemble state '{key}' has {value.size} weights; this model has "
-                                 f"{self.theta.size} (members, hidden or dim differ)")
-            setattr(self, key, value)
+                                 f"{self._theta.size} (members, hidden or dim differ)")
+            setattr(self, key, value)  # theta: copied into the flat vector (its setter)

@@ -83,6 +83,40 @@ def test_running_trials_are_neither_continued_nor_started_twice():
     assert len(set(points)) == len(points)  # a set member is started once
 
 
+def warmed_up(workers: int, **config) -> tuple[FreezeThawScheduler, object]:
+    """A scheduler for ``workers`` whose five warm-up configurations have reported at the lowest level."""
+    candidates = [[i / 10] for i in range(10)]
+    s = FreezeThawScheduler(LEVELS, 1, seed=0, candidates=candidates, config=FreezeThawConfig(**config),
+                            workers=workers)
+    new_id = counter()
+    for job in [s.next_job(new_id) for _ in range(5)]:
+        s.observe_curve(job.config_id, [(1, 0.5 + job.point[0] / 10)])
+        s.report(job, 0.5 + job.point[0] / 10)
+    return s, new_id
+
+
+def test_with_one_worker_the_best_paused_trial_climbs_one_level_a_job():
+    s, new_id = warmed_up(1)
+    job = s.next_job(new_id)
+    best = max(s.trials, key=lambda i: s.trials[i]["curve"][-1][1])
+    assert (job.config_id, job.rung, job.level, s.last["kind"]) == (best, 1, 3, "first")
+
+
+def test_with_workers_the_first_jumps_go_straight_to_the_full_level_and_no_more():
+    s, new_id = warmed_up(4)
+    ranked = sorted(s.trials, key=lambda i: -s.trials[i]["curve"][-1][1])
+    jobs = [s.next_job(new_id) for _ in range(2)]
+    assert [(j.config_id, j.rung, j.level) for j in jobs] == [(ranked[0], 3, 27), (ranked[1], 3, 27)]
+    third = s.next_job(new_id)  # two trials on their way to the full level: the model decides the next job
+    assert s.last["kind"] in ("continue", "new") and third.rung < 3
+
+
+def test_first_jumps_zero_climbs_with_workers_too():
+    s, new_id = warmed_up(4, first_jumps=0)
+    jobs = [s.next_job(new_id) for _ in range(3)]
+    assert [j.rung for j in jobs] == [1, 1, 1] and {s.last["kind"]} == {"first"}
+
+
 def test_a_failed_trial_is_never_continued():
     s = FreezeThawScheduler(LEVELS, 1, seed=0, candidates=[[0.2], [0.4]], config=FreezeThawConfig(init_configs=1))
     new_id = counter()
@@ -157,6 +191,7 @@ def test_robust_scaling_clips_a_diverged_curve():
     ("members", 1, "algo.members=1 must be an integer >= 2"),
     ("lr", -1.0, "algo.lr=-1.0 must be a number > 0"),
     ("clip", 0, "algo.clip=0 must be a number > 0 or null (mean/std scaling)"),
+    ("first_jumps", -1, "algo.first_jumps=-1 must be an integer >= 0"),
 ])
 def test_bad_settings_are_one_line_errors(key, value, message):
     with pytest.raises(ValueError) as err:
@@ -178,11 +213,15 @@ def test_a_study_adds_no_stopping_rule_on_top_of_freeze_thaw():
 def test_the_state_keeps_the_models_rows_in_the_order_they_were_observed():
     """The model's minibatches index its rows: a resumed scheduler must hold them in the same order (before, it
     rebuilt them trial by trial, and a replayed run killed twice diverged from the uninterrupted one at round 29)."""
+    def points(scheduler):
+        U, b, r = scheduler._rows.arrays()
+        return [(u, v, x) for u, v, x in zip(U.tolist(), b.tolist(), r.tolist(), strict=True)]
+
     algo, _ = run_replay(60)
-    rows = algo.scheduler._rows
+    rows = points(algo.scheduler)
     trial_by_trial = [(t["u"], v, r) for t in algo.scheduler.trials.values() for v, r in t["curve"]]
     assert rows != trial_by_trial and sorted(map(str, rows)) == sorted(map(str, trial_by_trial))  # interleaved
     task = ReplayTask("digits_cnn", 0, max_fidelity=9)
     resumed = FreezeThaw(FreezeThawConfig(init_steps=50, steps=5), BuildContext(task, 1000, 0))
     resumed.load_state_dict(json.loads(json.dumps(algo.state_dict())))
-    assert resumed.scheduler._rows == rows
+    assert points(resumed.scheduler) == rows
