@@ -471,7 +471,8 @@ def drive(loop: Loop) -> RunResult:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
     with loop.guard():
-        for r in loop.resume_pending():  # a run saved with trials pending (workers), resumed with one
+        loop.resume_pending()  # a run saved with trials pending (workers): evaluated first
+        for r in loop.pending:
             loop.tell(r, evaluate(loop.task, r.config, loop.trial_number(r), r.observe, r.fidelity, r.config_id))
         while not loop.done:
             if isinstance(loop.algorithm, AskTellAlgorithm):

@@ -93,7 +93,8 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
     try:
         with loop.guard():  # a pool that cannot start (Ray refusing the connection) ends the run FAILED too
             pool = make_executor(executor, workers, loop.task)
-            resumed = loop.resume_pending()  # running when the checkpoint was saved: evaluated again, first
+            loop.resume_pending()  # those running when the resumed checkpoint was saved become pending again
+            resumed = loop.pending  # pending before any ask here: evaluated first
             while True:
                 while len(running) < workers and (resumed or ahead is not None or loop.can_ask):
                     if resumed:
