@@ -11,6 +11,10 @@ Cases:
   hold, cost counted, rounds, equal or not).
 - ``sigterm``: asha with 4 thread workers on lc_replay sent SIGTERM after evaluation 30 and 45, then resumed:
   checkpoint round against the rounds in MLflow, units against cost counted.
+- ``workers``: asha and hyperband with 2 thread or process workers (and Ray with ``--cases ray``) on ``task=branin_mf``
+  (levels 1, 3, 9; 0.02 s a unit), killed with SIGKILL as the run's 9th ``Loop.tell`` starts, resumed to the end: of
+  the trials asked and not told when it died, how many were asked again once with the same config id and level;
+  trials told twice; curves with a repeated step; units trained against cost counted; the run's status.
 - ``library``: objectives with a bad cost, zero costs under a cost budget, a non-finite second objective or
   constraint (each given 20 s).
 """
@@ -34,6 +38,8 @@ KILL = {
     "warm_hyperband": ["algo=hyperband", "algo.scheduler=warm_hyperband", "task=lc_replay",
                        "task.benchmark=digits_gb", "task.max_fidelity=54", "budget.cost=600", "seed=2"],
 }
+WORKER_ARGS = ["task=branin_mf", "task.max_resource=9", "task.sleep_per_unit=0.02", "budget.cost=60",
+               "budget.workers=2", "seed=2"]
 SIGTERM_ARGS = ["algo=asha", "task=lc_replay", "task.max_fidelity=27", "budget.cost=300", "budget.workers=4",
                 "budget.executor=thread", "seed=2"]
 
@@ -99,6 +105,43 @@ def sigterm_cases() -> None:
               "rounds", flush=True)
 
 
+def worker_cases(executors: tuple[str, ...] = ("thread", "process")) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from tests.cli.kill_points import run_killed
+    from tests.conftest import mlflow_runs
+
+    for executor in executors:
+        for algo in ("asha", "hyperband"):
+            d = Path(tempfile.mkdtemp(prefix="rel5_"))
+            uri, args = f"sqlite:///{d}/m.db", [f"algo={algo}", f"budget.executor={executor}", *WORKER_ARGS]
+            os.environ["HPOFLOW_TEST_KILL_PENDING"] = str(d / "pending.json")
+            try:
+                killed = run_killed(d / "run", [*args, f"tracking.uri={uri}"], 9, point="tell").returncode
+            finally:
+                del os.environ["HPOFLOW_TEST_KILL_PENDING"]
+            pending = json.loads((d / "pending.json").read_text())
+            (run,) = mlflow_runs(uri)
+            again = run_killed(d / "run", [f"resume={run.info.run_id}", f"tracking.uri={uri}"], None).returncode
+            (run,) = mlflow_runs(uri)
+            client = MlflowClient(tracking_uri=uri)
+            hist = {k: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, k))
+                    for k in ("trial", "config_id", "fidelity", "query_cost")}
+            trials = [int(v) for _, v in hist["trial"]]
+            told = {int(t): (int(c), f) for (_, t), (_, c), (_, f) in
+                    zip(hist["trial"], hist["config_id"], hist["fidelity"])}
+            same = sum(told.get(p["trial"]) == (p["config_id"], p["fidelity"]) for p in pending)
+            curves = [sorted(m.step for m in client.get_metric_history(run.info.run_id, k))
+                      for k in run.data.metrics if k.startswith("lc/")]
+            repeated = sum(len(c) != len(set(c)) for c in curves)
+            jobs = list(told.values())
+            print(f"kill -9 at tell 9, {algo}, 2 {executor} workers (exit {killed}), resumed (exit {again}): "
+                  f"{same} of {len(pending)} trials running asked again with the same config id and level; "
+                  f"{len(trials) - len(set(trials))} trials told twice, {len(jobs) - len(set(jobs))} jobs run twice; "
+                  f"{repeated} curves with a repeated step; {sum(max(c) for c in curves):.0f} units trained, "
+                  f"{hist['query_cost'][-1][1]:.0f} counted; {run.info.status}", flush=True)
+
+
 def library_cases() -> None:
     import hpoflow
     from hpoflow.core.records import Evaluation, ObjectiveFailed
@@ -145,7 +188,8 @@ def library_cases() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", default=None, help="the checkout whose package is run (default: this one)")
-    parser.add_argument("--cases", default="kill,sigterm,library", help="comma-separated: kill, sigterm, library")
+    parser.add_argument("--cases", default="kill,sigterm,library",
+                        help="comma-separated: kill, sigterm, workers, ray, library")
     args = parser.parse_args()
     here = Path(__file__).resolve().parents[1]
     root = Path(os.environ.get("RELIABILITY_SRC") or args.src or here).resolve()
@@ -155,7 +199,9 @@ def main() -> None:
     sys.path.insert(0, str(root))
     print(f"# {root}, load {os.getloadavg()[0]:.1f}", flush=True)
     for case in args.cases.split(","):
-        {"kill": kill_cases, "sigterm": sigterm_cases, "library": library_cases}[case.strip()]()
+        cases = {"kill": kill_cases, "sigterm": sigterm_cases, "workers": worker_cases,
+                 "ray": lambda: worker_cases(("ray",)), "library": library_cases}
+        cases[case.strip()]()
 
 
 if __name__ == "__main__":

@@ -85,6 +85,9 @@ class Auto(AskTellAlgorithm):
     def tell(self, suggestion: Suggestion, outcome: Evaluation | Failure) -> None:
         self.delegate.tell(suggestion, outcome)
 
+    def adopt(self, suggestion: Suggestion) -> Suggestion | None:
+        return self.delegate.adopt(suggestion)
+
     def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
         try:
             return self.delegate.ask_pending(round, pending)

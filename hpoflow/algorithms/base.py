@@ -201,6 +201,15 @@ class AskTellAlgorithm(Algorithm):
                 "optuna_tpe")
         return self._ask_with_pending(round, list(pending))
 
+    def adopt(self, suggestion: Suggestion) -> Suggestion | None:
+        """Take back a trial asked before a resume and still running when the checkpoint was saved (``suggestion``
+        is rebuilt from the checkpoint: config, point, ``observe``, info, fidelity, config id), as asked and not told:
+        the loop evaluates the suggestion returned and tells it once. The state loaded or replayed into the algorithm
+        is the checkpoint's, which already counts that ask. Default: ``suggestion`` itself (``tell`` takes a point the
+        algorithm did not hand out, as after a replay or a Study's foreign trial); None where the algorithm cannot
+        (it keeps its own object per trial): the resumed run asks anew instead."""
+        return suggestion
+
     def _ask_with_pending(self, round: int, pending: list[Suggestion]) -> Suggestion:
         """Default for algorithms whose ``ask`` ignores the history (random, grid): ask as usual."""
         return self.ask(round)

@@ -5,7 +5,8 @@
 Each suggestion carries the ``fidelity`` level and the ``config_id`` it belongs to: the loop evaluates it with
 ``Task.evaluate_at``, so a task that keeps its trials' state continues a promoted configuration instead of training
 it again. Rewards are ``sign * value`` (larger is better): the same rule ranks a maximised accuracy and a minimised
-loss. Resume is exact through ``state_dict`` (plain JSON): jobs running at the checkpoint are asked again.
+loss. Resume is exact through ``state_dict`` (plain JSON); the jobs running at the checkpoint (saved by the loop) are
+taken back by :meth:`MultiFidelity.adopt` where the scheduler can (``Scheduler.adopt``), else asked anew.
 """
 from __future__ import annotations
 
@@ -102,6 +103,21 @@ class MultiFidelity(AskTellAlgorithm):
         reward = None if isinstance(outcome, Failure) else self.task.direction.sign * outcome.value
         self.scheduler.report(job, reward)
         self.searcher.observe(self.points[job.config_id], job.rung, reward)
+
+    def adopt(self, suggestion: Suggestion) -> Suggestion | None:
+        """The job ``suggestion`` ran when the checkpoint was saved, running again: the scheduler marks it so
+        (``adopt``; a scheduler without it, or that refuses, gives None: the resumed run asks anew)."""
+        i, rung = suggestion.config_id, int(suggestion.info.get("rung", -1))
+        adopt = getattr(self.scheduler, "adopt", None)
+        if i is None or i not in self.points or suggestion.fidelity is None or not 0 <= rung < len(self.levels):
+            return None
+        job = Job(i, rung, suggestion.fidelity, int(suggestion.info.get("bracket", 0)))
+        if not callable(adopt) or not adopt(job):
+            return None
+        s = PlainSuggestion(suggestion.config, self.points[i], suggestion.observe, dict(suggestion.info),
+                            fidelity=suggestion.fidelity, config_id=i)
+        self.jobs[id(s)] = job
+        return s
 
     def state_dict(self) -> dict[str, Any]:
         return {"scheduler": self.scheduler.state_dict(), "searcher": self.searcher.state_dict(),

@@ -10,7 +10,9 @@ lowest rung of its bracket, or a promotion of a reported one), never None: a syn
 brackets all wait on running jobs opens the next bracket (Ray Tune's HyperBand does the same), so ``k`` workers
 never idle. ``report(job, reward)`` takes the reward (``sign * value``: larger is better; None for a failed job).
 ``state_dict``/``load_state_dict``: plain JSON; jobs still running when the state was taken are forgotten, so a
-resumed run asks for them again.
+resumed run asks for them again, unless the scheduler takes them back: the optional ``adopt(job) -> bool`` marks a
+job that was running at the checkpoint (the loop saved it) as running again, so the resumed run evaluates that very
+job (same configuration id and rung: a promotion is not lost) instead of asking anew; False: it cannot.
 
 Written by hand: the rung arithmetic of Hyperband (Li et al., JMLR 2018, Alg. 1) and ASHA (Li et al., MLSys
 2020, Alg. 2) is a few dozen lines, and the libraries that have it (Optuna's pruners, Ray Tune, Syne Tune) tie it
@@ -139,6 +141,21 @@ class SyncHyperband:
                 return
         raise ValueError(f"no open bracket {job.bracket} for configuration {job.config_id}")
 
+    def adopt(self, job: Job) -> bool:
+        """Mark ``job``, running when the state was saved, as running again (see the module doc)."""
+        for bracket in self.open:
+            if bracket["index"] == job.bracket:
+                k = job.rung - (len(self.levels) - 1 - bracket["s"])
+                if not 0 <= k <= bracket["s"] or job.config_id in bracket["rungs"][k]:
+                    return False
+                if k == 0 and len(bracket["rungs"][0]) >= bracket["sizes"][0]:
+                    return False
+                if k > 0 and job.config_id not in _ranked(bracket["rungs"][k - 1])[:bracket["sizes"][k]]:
+                    return False
+                bracket["rungs"][k][job.config_id] = PENDING
+                return True
+        return False
+
     def state_dict(self) -> dict[str, Any]:
         """Open brackets without their running jobs (a resume asks for them again), as plain JSON."""
         brackets = [{**b, "rungs": [[[i, r] for i, r in rung.items() if r != PENDING] for rung in b["rungs"]]}
@@ -173,6 +190,15 @@ class ASHA:
 
     def report(self, job: Job, reward: float | None) -> None:
         self.rungs[job.rung][job.config_id] = reward
+
+    def adopt(self, job: Job) -> bool:
+        """Mark ``job``, running when the state was saved, as running again (see the module doc)."""
+        if not 0 <= job.rung < len(self.levels) or job.config_id in self.rungs[job.rung]:
+            return False
+        if job.rung > 0 and job.config_id not in _ranked(self.rungs[job.rung - 1]):
+            return False
+        self.rungs[job.rung][job.config_id] = PENDING
+        return True
 
     def state_dict(self) -> dict[str, Any]:
         return {"rungs": [[[i, r] for i, r in rung.items() if r != PENDING] for rung in self.rungs]}
@@ -243,6 +269,16 @@ class StoppingASHA:
         if reward >= ranked[keep - 1]:
             self.queue.append((job.config_id, job.rung + 1))
 
+    def adopt(self, job: Job) -> bool:
+        """Mark ``job``, running when the state was saved, as running again (see the module doc): a continuation
+        leaves the queue, where the saved state put it; a new configuration needs no book."""
+        key = (job.config_id, job.rung)
+        if key in self.queue:
+            self.queue.remove(key)
+            self.running.append(key)
+            return True
+        return job.rung == 0 and all(job.config_id not in rung for rung in self.rungs)
+
     def state_dict(self) -> dict[str, Any]:
         """Recorded rewards and continuations to run, those running at the checkpoint first (a resume asks for them
         again, like every scheduler's running jobs); new configurations running then are forgotten."""
@@ -291,6 +327,10 @@ class WarmHyperband:
 
     def report(self, job: Job, reward: float | None) -> None:
         (self.warmup if job.config_id in self.warm_ids else self.hyperband).report(job, reward)
+
+    def adopt(self, job: Job) -> bool:
+        """Mark ``job``, running when the state was saved, as running again, in the phase that owns it."""
+        return (self.warmup if job.config_id in self.warm_ids else self.hyperband).adopt(job)
 
     def state_dict(self) -> dict[str, Any]:
         """Both phases' state (plain JSON); a warm-up configuration running at the checkpoint is forgotten and not

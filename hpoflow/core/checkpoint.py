@@ -6,6 +6,8 @@ hundreds of rounds, where ``torch.save`` of the same data took tens). It contain
 
 * every completed round: its Record, its logged metrics, and for ask/tell algorithms the Suggestion's
   ``x`` and the outcome that was told (Evaluation or Failure);
+* the trials asked and not told yet (``pending``: trial number, configuration, point, ``observe``, info, fidelity,
+  config id, the cost it was admitted with), which a resumed run with workers evaluates again, once each;
 * the regret book, the elapsed wall time, and the RNG states of Python, NumPy, torch and the task;
 * the algorithm's own ``state_dict()`` if it implements one (see ``hpoflow.algorithms.base``);
 * ``meta``: the resolved config (secrets redacted), the MLflow run id and store, and how the run ended.
@@ -195,6 +197,7 @@ class LoopState:
     plain: bool = True  # keep ``rounds`` (only needed when checkpointing)
     rounds_json: list[str] = field(default_factory=list, repr=False)
     version: int = VERSION  # of the file it was read from
+    pending: list[dict[str, Any]] = field(default_factory=list)  # trials running at the save (plain: pending_trial)
 
     def add(self, record: Record, metrics: dict[str, float], x: torch.Tensor | list[float] | None = None,
             outcome: Evaluation | Failure | None = None) -> None:
@@ -207,6 +210,14 @@ class LoopState:
             self.rounds.append(_to_json({"record": to_plain(dataclasses.asdict(record)), "metrics": to_plain(metrics),
                                          "x": self.xs[-1], "outcome": _outcome_plain(outcome)}))
             self.rounds_json.append(json.dumps(self.rounds[-1], separators=(",", ":")))
+
+
+def pending_trial(trial: int, config: dict[str, Any], x: list[float], observe: bool, info: dict[str, float],
+                  fidelity: float | None, config_id: int | None, cost: float | None) -> dict[str, Any]:
+    """A trial asked and not told at a save, as the plain dict ``LoopState.pending`` holds."""
+    return {"trial": int(trial), "config": to_plain(config), "x": [float(v) for v in x], "observe": bool(observe),
+            "info": to_plain(info), "fidelity": None if fidelity is None else to_plain(fidelity),
+            "config_id": None if config_id is None else int(config_id), "cost": None if cost is None else float(cost)}
 
 
 def _outcome_plain(outcome: Evaluation | Failure | None) -> dict[str, Any] | None:
@@ -235,7 +246,7 @@ def _encode_head(state: LoopState) -> dict[str, Any]:
         "version": VERSION, "round": state.round,
         "book": to_plain(state.book), "wall_time": float(state.wall_time),
         "algorithm": None if state.algorithm is None else to_plain(state.algorithm),
-        "task_rng": state.task_rng,
+        "task_rng": state.task_rng, "pending": state.pending,
     }
 
 
@@ -251,7 +262,8 @@ def decode(d: dict[str, Any]) -> LoopState:
                      outcomes=[_outcome_from(r["outcome"]) for r in rounds], book=d["book"],
                      wall_time=d["wall_time"], algorithm=d["algorithm"], task_rng=d["task_rng"],
                      global_rng=d["global_rng"], meta=d["meta"], rounds=list(rounds),
-                     rounds_json=[json.dumps(r, separators=(",", ":")) for r in rounds], version=d["version"])
+                     rounds_json=[json.dumps(r, separators=(",", ":")) for r in rounds], version=d["version"],
+                     pending=list(d.get("pending") or []))  # a file written before pending trials were saved: none
 
 
 def _span(rounds: list[Any]) -> str:

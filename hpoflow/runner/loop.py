@@ -16,9 +16,19 @@ from typing import Any
 
 from hpoflow.algorithms.base import Algorithm, AskTellAlgorithm, PendingNotSupported
 from hpoflow.core.budget import ROUNDS_UNDER_COST, Budget, cost_note, fits
-from hpoflow.core.checkpoint import Checkpointer, LoopState
+from hpoflow.core.checkpoint import Checkpointer, LoopState, pending_trial
 from hpoflow.core.objectives import ParetoBook
-from hpoflow.core.records import Evaluation, Failure, OnError, Record, RegretBook, RunStatus, Suggestion, check_cost
+from hpoflow.core.records import (
+    Evaluation,
+    Failure,
+    OnError,
+    PlainSuggestion,
+    Record,
+    RegretBook,
+    RunStatus,
+    Suggestion,
+    check_cost,
+)
 from hpoflow.core.signals import deferred
 from hpoflow.core.tracker import NullTracker, Tracker
 from hpoflow.runner.restore import ResumeWarning, restore, save
@@ -134,7 +144,8 @@ class Loop:
     With ``resume`` (a loaded checkpoint), the algorithm, task RNGs, regret book and tracker are restored
     (:func:`hpoflow.runner.restore.restore`) and the loop continues with the next round; the algorithm and task must
     be freshly built from the same config and seed. ``replay(loop, resume)`` restores the algorithm instead (a
-    simulated run: :func:`hpoflow.runner.simulated.replay_simulation`).
+    simulated run: :func:`hpoflow.runner.simulated.replay_simulation`). The checkpoint also holds the trials pending
+    when it was saved (several workers); a driver puts them back with :meth:`resume_pending` before it asks.
     """
 
     def __init__(self, task: Task, algorithm: Algorithm, tracker: Tracker | None = None, budget: Budget | None = None,
@@ -159,6 +170,7 @@ class Loop:
         self.concurrent = budget.workers > 1  # trials overlap: rounds log ``trial`` and ``pending``
         self.simulation: Any = None  # a resumed simulated run: where it stood (hpoflow.runner.simulated.Simulation)
         elapsed = 0.0
+        self._resumed: list[dict[str, Any]] = []  # trials pending at the checkpoint, until resume_pending()
         if resume is not None:
             with self.guard():
                 restore(resume, task, algorithm, self.tracker, self.book, _step_round,
@@ -166,6 +178,8 @@ class Loop:
             self.state, elapsed = resume, resume.wall_time
             for record in self.state.records:
                 self.note_cost(record)
+            if replay is None:  # a replay (simulated workers) rebuilds the trials running then itself
+                self._resumed = list(resume.pending)
         self.round = self.state.round + 1  # the next round to run
         self._start = time.perf_counter() - elapsed
 
@@ -315,6 +329,32 @@ class Loop:
             if cost is not None:
                 self._committed[id(s)] = cost
 
+    def resume_pending(self) -> list[Suggestion]:
+        """Put back the trials that were asked and not told when the resumed checkpoint was saved (a run with
+        workers), in ask order: each is rebuilt (same trial number, configuration, point, fidelity and config id)
+        and handed to the algorithm's :meth:`~hpoflow.algorithms.base.AskTellAlgorithm.adopt`; those it takes back
+        become pending again, admitted with their saved cost, and are returned for the driver to evaluate (once
+        each: a trial told before the checkpoint is in its records, never here). A trial the algorithm cannot take
+        back is dropped: the run asks anew in its place. Call it once, before the first :meth:`ask`."""
+        saved, self._resumed = self._resumed, []
+        if not saved or not isinstance(self.algorithm, AskTellAlgorithm):
+            return []
+        told = {int(m.get("trial", r.round)) for r, m in zip(self.state.records, self.state.metrics)}
+        out = []
+        with self.guard():
+            for p in sorted(saved, key=lambda p: p["trial"]):
+                if p["trial"] in told:
+                    continue  # told already (a checkpoint never says so; a guard against a hand-made one)
+                rebuilt = PlainSuggestion(dict(p["config"]), p["x"], p["observe"], dict(p["info"]),
+                                          fidelity=p["fidelity"], config_id=p["config_id"])
+                s = self.algorithm.adopt(rebuilt)
+                if s is None:
+                    continue
+                self.adopt_pending([(s, p["trial"], p["cost"])])
+                self.concurrent = True
+                out.append(s)
+        return out
+
     def abandon_pending(self, reason: str) -> list[Record]:
         """Record every pending trial as failed (``abandoned: reason``), in ask order; the run stays consistent."""
         return [self.tell(s, Failure(f"abandoned: {reason}"), abandoned=True) for s in self.pending]
@@ -368,7 +408,10 @@ class Loop:
         fence = getattr(self.tracker, "fence", None)
         if status != "FINISHED" and callable(fence):
             fence()  # raises (LeaseLost, StoreLost) if another process took the run over, or the store is gone
-        save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status, now=now)
+        pending = [pending_trial(t, s.config, s.point(), s.observe, s.info, s.fidelity, s.config_id,
+                                 self._committed.get(id(s))) for s, _, t in self._pending.values()]
+        save(self.checkpoint, self.state, self.book, self.algorithm, self.task, wall_time, status=status, now=now,
+             pending=pending)
 
     def _write_pending(self) -> None:
         """Write a deferred checkpoint save, after the tracker's fence (a run that lost its lease writes nothing)."""
@@ -428,6 +471,9 @@ def drive(loop: Loop) -> RunResult:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
     """
     with loop.guard():
+        loop.resume_pending()  # a run saved with trials pending (workers): evaluated first
+        for r in loop.pending:
+            loop.tell(r, evaluate(loop.task, r.config, loop.trial_number(r), r.observe, r.fidelity, r.config_id))
         while not loop.done:
             if isinstance(loop.algorithm, AskTellAlgorithm):
                 s = loop.ask_fitting()

@@ -41,8 +41,11 @@ def _overrides(obj: Any, method: str, base: type) -> bool:
 
 
 def save(checkpoint: Checkpointer, state: LoopState, book: RegretBook, algorithm: Algorithm, task: Task,
-         wall_time: float, status: str = "RUNNING", now: bool = False) -> None:
-    """Write ``state`` with the book, the algorithm's ``state_dict`` (if it has one) and every RNG state."""
+         wall_time: float, status: str = "RUNNING", now: bool = False,
+         pending: list[dict[str, Any]] | None = None) -> None:
+    """Write ``state`` with the book, the algorithm's ``state_dict`` (if it has one), every RNG state and the
+    trials ``pending`` (asked and not told: :func:`hpoflow.core.checkpoint.pending_trial`)."""
+    state.pending = list(pending or [])
     state.book = {k: getattr(book, k) for k in BOOK_STATE}
     state.wall_time = wall_time
     state.algorithm = algorithm.state_dict() if _overrides(algorithm, "state_dict", Algorithm) else None

@@ -81,7 +81,7 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
 
     On a failure under ``on_error=fail``, Ctrl-C or a lost store, the run ends FAILED/KILLED as a sequential one
     does (every completed round logged and checkpointed); trials still running are cancelled or left to end
-    unrecorded, and a resume asks for them again.
+    unrecorded; the checkpoint saves them, and a resume evaluates them again first (:meth:`Loop.resume_pending`).
 
     Raises:
         ObjectiveError: an evaluation failed and ``on_error`` is ``fail``.
@@ -89,12 +89,18 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
     pool: Executor | None = None
     running: dict[Future[Evaluation | Failure], Suggestion] = {}
     ahead: Suggestion | None = None  # the next trial, proposed while every worker was busy
+    s: Suggestion | None
     try:
         with loop.guard():  # a pool that cannot start (Ray refusing the connection) ends the run FAILED too
             pool = make_executor(executor, workers, loop.task)
+            loop.resume_pending()  # those running when the resumed checkpoint was saved become pending again
+            resumed = loop.pending  # pending before any ask here: evaluated first
             while True:
-                while len(running) < workers and (ahead is not None or loop.can_ask):
-                    s, ahead = (ahead, None) if ahead is not None else (loop.ask_fitting(), None)
+                while len(running) < workers and (resumed or ahead is not None or loop.can_ask):
+                    if resumed:
+                        s = resumed.pop(0)
+                    else:
+                        s, ahead = (ahead, None) if ahead is not None else (loop.ask_fitting(), None)
                     if s is None:
                         break  # did not fit the cost budget: the running trials end the run
                     t = loop.trial_number(s)
@@ -105,7 +111,7 @@ def drive_parallel(loop: Loop, workers: int, executor: str = "thread") -> RunRes
                     running[future] = s
                 if not running:
                     break
-                if ahead is None and loop.can_ask and not any(f.done() for f in running):
+                if ahead is None and not resumed and loop.can_ask and not any(f.done() for f in running):
                     ahead = loop.ask_fitting()  # decide while the evaluations run: a worker that ends starts it at once
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: loop.trial_number(running[f])):

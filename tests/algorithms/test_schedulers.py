@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
+
 from hpoflow.algorithms.schedulers import ASHA, RungStopper, StoppingASHA, SyncHyperband, WarmHyperband, bracket_sizes
 
 
@@ -192,3 +194,41 @@ def test_warm_hyperband_state_round_trip_in_each_phase():
         again.load_state_dict(json.loads(json.dumps(sched.state_dict())))
         a, b = [sched.next_job(lambda: 1000) for _ in range(3)], [again.next_job(lambda: 1000) for _ in range(3)]
         assert [(j.config_id, j.rung, j.uniform) for j in a] == [(j.config_id, j.rung, j.uniform) for j in b]
+
+
+SCHEDULERS = {"asha": lambda: ASHA([1, 3, 9], 3), "hyperband": lambda: SyncHyperband([1, 3, 9], 3, [2, 1, 0]),
+              "asha_stopping": lambda: StoppingASHA([1, 3, 9], 3),
+              "warm_hyperband": lambda: WarmHyperband([1, 3, 9], 3)}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_a_scheduler_given_back_the_jobs_running_at_its_state_goes_on_as_never_stopped(name):
+    """state_dict forgets running jobs; adopt() marks each running again (a resume evaluates those very jobs),
+    after which the restored scheduler hands out the same jobs as the one never stopped; a job running already is
+    refused (stopping-type ASHA keeps no book of its new configurations, so it refuses only continuations)."""
+    first, counter = SCHEDULERS[name](), itertools.count(1)
+    new_id = lambda: next(counter)  # noqa: E731
+    running = []
+    for _ in range(40):  # 2 jobs running at a time, told in ask order
+        running.append(first.next_job(new_id))
+        if len(running) == 2:
+            job = running.pop(0)
+            first.report(job, float(job.config_id % 7) + job.level)
+    ahead = [first.next_job(new_id)]  # a third: asked while both ran
+    running += ahead
+    saved, next_id = json.loads(json.dumps(first.state_dict())), next(counter)
+    again = SCHEDULERS[name]()
+    again.load_state_dict(saved)
+    assert all(again.adopt(job) for job in running)
+    for job in running:
+        if not (isinstance(again, StoppingASHA) and job.rung == 0):
+            assert not again.adopt(job)  # running already: not twice
+    counters = [itertools.count(next_id), itertools.count(next_id)]
+    for job in running:
+        for s in (first, again):
+            s.report(job, float(job.config_id % 7) + job.level)
+    for _ in range(30):
+        jobs = [s.next_job(lambda c=c: next(c)) for s, c in zip((first, again), counters)]
+        assert jobs[0] == jobs[1]
+        for s, job in zip((first, again), jobs):
+            s.report(job, float(job.config_id % 7) + job.level)

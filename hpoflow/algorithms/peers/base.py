@@ -24,6 +24,11 @@ class PeerAlgorithm(AskTellAlgorithm):
             plain[p.name] = int(v) if isinstance(p, Int) else float(v) if isinstance(p, Float) else v
         return Suggestion(plain, self.space.encode(plain, self.dtype))
 
+    def adopt(self, suggestion: Suggestion) -> Suggestion | None:
+        """None: the library keeps its own object per running trial (an Optuna trial, a DEHB job, a SMAC trial
+        info), which a checkpoint does not hold, so a trial running at the checkpoint is asked anew on resume."""
+        return None
+
     def loss(self, evaluation: Evaluation) -> float:
         """The value as a loss (smaller is better) whatever the task's direction: Nevergrad minimises it,
         BoTorch maximises its negative."""
