@@ -81,6 +81,14 @@ def replay_task(name: str, overrides: dict[str, object] | None = None):
     return lambda seed=0: ReplayTask(name.removeprefix("lc_"), seed, **(overrides or {}))
 
 
+def live_task(name: str):
+    """``live_<suite task>``: the suite task trained for real over its whole space (``scripts/lc_suite/live.py``),
+    e.g. ``live_breast_cancer-gb``, the live counterpart of ``lc_breast_cancer-gb``."""
+    from scripts.lc_suite.live import LiveSuiteTask
+
+    return lambda seed=0: LiveSuiteTask(name.removeprefix("live_"), seed)
+
+
 def variant(method: str) -> tuple[str, dict[str, object]]:
     """``mf_gp+model=joint+min_points=4`` -> ``("mf_gp", {"model": "joint", "min_points": 4})``: a method with
     config overrides (for ablations; the saved runs keep the whole name). Two keys are the script's own:
@@ -147,6 +155,8 @@ def run_saved(job: tuple[str, str, int, int, dict[str, dict[str, object]], str, 
         return path
     if task_name.startswith("lc_"):
         make = replay_task(task_name, sets.get(task_name))
+    elif task_name.startswith("live_"):
+        make = live_task(task_name)
     else:
         make = real_task(task_name, sets.get(task_name)) if task_name not in TASKS else TASKS[task_name]
     task = make(seed=seed)
