@@ -255,6 +255,14 @@ def report_saved(saved: list[dict], methods: list[str], against: str) -> None:
     summary = cp.reach_summary(reached).set_index("algo")
     print("| all: median (runs reaching) | | " + " | ".join(
         f"{summary.loc[m, 'median_ratio']:.3f} ({summary.loc[m, 'reached']:.0%})" for m in methods) + " |")
+    by_task = reached.assign(cost=lambda d: d["cost"].where(np.isfinite(d["cost"]),  # never: twice the budget
+                                                         d["task"].map(lambda t: 2 * cr.scales[t].budget)))
+    for name, unit in (("random's budget spent", {t: targets[t].reference_cost for t in tasks}),
+                       ("random's own median cost to reach it", {t: targets[t].reference_first for t in tasks})):
+        ratio = by_task.assign(r=by_task["cost"] / by_task["task"].map(unit)).groupby(["algo", "task"])["r"].median()
+        print(f"compute to reach it as a fraction of {name} (a run that never reaches it counts as twice the budget; "
+              "median over seeds, then over tasks): " + ", ".join(
+                  f"{m} {float(np.nanmedian(ratio.loc[m].to_numpy(float))):.3f}" for m in methods))
     paired = {m: [] for m in methods}  # target: random's own final value on the same task and seed
     ref = {(r["task"], r["seed"]): r for r in saved if r["method"] == "random"}
     sign = {t: cr.scales[t].sign for t in tasks}
