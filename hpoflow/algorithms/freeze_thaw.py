@@ -209,9 +209,27 @@ class FreezeThawScheduler:
         return improvement_probability(mean, std, threshold)
 
     # -- state --------------------------------------------------------------------------------------
+    def adopt(self, job: Job) -> bool:
+        """Mark ``job``, running when the state was saved (the loop saved it), as running again: a continuation
+        of a paused trial above its level, or a new configuration (``job.point``) the state forgot. False: neither."""
+        i, trial = job.config_id, self.trials.get(job.config_id)
+        if i in self.running or not 0 <= job.rung <= self.top:
+            return False
+        if trial is None:
+            if job.rung != 0 or job.point is None:
+                return False
+            index = None if self.candidates is None else next(
+                (k for k, c in enumerate(self.candidates) if list(c) == list(job.point)), None)
+            self.trials[i] = {"u": list(job.point), "index": index, "rung": -1, "curve": [], "failed": False}
+        elif trial["failed"] or trial["rung"] >= job.rung:
+            return False
+        self.running[i] = job.rung
+        return True
+
     def state_dict(self) -> dict[str, Any]:
         """Trials, the decision count and the model (plain JSON); a new configuration running when the state is
-        taken is forgotten, a running continuation is paused again at its last level (a resume asks again)."""
+        taken is forgotten and a running continuation is paused again at its last level, until :meth:`adopt` puts
+        them back (else a resume asks again)."""
         trials = [[i, t] for i, t in self.trials.items() if not (i in self.running and t["rung"] < 0)]
         return {"trials": trials, "decisions": self.decisions, "model": self.model.state_dict(),
                 "order": list(self._order)}

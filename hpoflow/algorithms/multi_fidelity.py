@@ -111,7 +111,7 @@ class MultiFidelity(AskTellAlgorithm):
         adopt = getattr(self.scheduler, "adopt", None)
         if i is None or i not in self.points or suggestion.fidelity is None or not 0 <= rung < len(self.levels):
             return None
-        job = Job(i, rung, suggestion.fidelity, int(suggestion.info.get("bracket", 0)))
+        job = Job(i, rung, suggestion.fidelity, int(suggestion.info.get("bracket", 0)), point=list(self.points[i]))
         if not callable(adopt) or not adopt(job):
             return None
         s = PlainSuggestion(suggestion.config, self.points[i], suggestion.observe, dict(suggestion.info),

@@ -23,6 +23,11 @@ def _algorithm(name: str, task):
     ctx = BuildContext(task, rounds=10_000, seed=3, surrogate=lambda d: ExactGP(d))
     if name == "random":
         return RandomSearch(RandomConfig(), ctx)
+    if name == "freeze_thaw":
+        from hpoflow.algorithms.freeze_thaw import FreezeThaw
+        from hpoflow.algorithms.freeze_thaw_config import FreezeThawConfig
+
+        return FreezeThaw(FreezeThawConfig(init_configs=2, init_steps=20, steps=2), ctx)
     return MultiFidelity(MultiFidelityConfig(name=name, scheduler=name, searcher="random"), ctx)
 
 
@@ -30,7 +35,7 @@ def _job(s) -> tuple:
     return (s.config_id, s.fidelity, tuple(round(v, 12) for v in s.config.values()))
 
 
-@pytest.mark.parametrize("name", ["asha", "hyperband", "random"])
+@pytest.mark.parametrize("name", ["asha", "hyperband", "freeze_thaw", "random"])
 def test_trials_running_at_the_checkpoint_are_evaluated_again_once_after_a_resume(tmp_path, name):
     task, path, budget = make_branin_mf(max_resource=9), tmp_path / "ck.json", Budget(rounds=40, workers=2)
     loop = Loop(task, _algorithm(name, task), budget=budget, checkpoint=Checkpointer(path))
