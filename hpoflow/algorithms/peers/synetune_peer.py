@@ -12,8 +12,8 @@ the results recorded at that milestone so far), so our loop evaluates a trial at
 levels, as for ``raytune_asha``) and at ``max_t``, the task's maximum: what Syne Tune would have decided with a
 result after every step. Syne Tune's trials are its own ``Trial`` objects (no backend, no tuner, no worker
 processes). Seeded by ``random_seed`` (Syne Tune's master seed for its searchers); the draws Syne Tune makes from
-NumPy's global generator (the bracket of a new trial in ``on_trial_add``, statsmodels' KDE inside BOHB's
-``suggest``) come from a generator of our own seeded into it for the call, so the global one is left as it was.
+NumPy's global generator (the bracket of a new trial in ``on_trial_add``, the random draws of BOHB's KDE searcher
+in its ``suggest``) come from a generator of our own seeded into it for the call, so the global one is left as it was.
 
 Syne Tune's DyHPO (``syne_tune.optimizer.baselines.DyHPO`` until 0.15) is not in 0.16: it is not wrapped.
 """
@@ -70,13 +70,15 @@ logging.getLogger("syne_tune.optimizer.schedulers.searchers.last_value_multi_fid
 @contextlib.contextmanager
 def _library(rng: np.random.Generator) -> Iterator[None]:
     """Around a call into Syne Tune: NumPy's global generator seeded from ``rng`` inside and restored after (its
-    bracket draw and statsmodels' KDE read the global one), and statsmodels' FutureWarning about that default
-    silenced (the library's, not the user's)."""
+    bracket draw and its KDE searcher's random draws read the global one); statsmodels' FutureWarning about a
+    default and its RuntimeWarnings silenced (the library's, not the user's)."""
     state = np.random.get_state()
     np.random.seed(int(rng.integers(2**31 - 1)))
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=FutureWarning, message=r"After 0\.17")
+            # its Aitchison-Aitken kernel divides by (levels - 1) when the good set holds one level of a categorical
+            warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"statsmodels\.")
             yield
     finally:
         np.random.set_state(state)
