@@ -85,6 +85,43 @@ class RayASHAConfig:
             raise ValueError(f"algo.brackets={self.brackets!r} must be an integer >= 1")
 
 
+@dataclass(frozen=True)
+class SyneTuneConfig:
+    """Syne Tune's ASHA family (AsynchronousSuccessiveHalving with its searcher) deciding, result by result, which
+    trial stops."""
+
+    name: str = "synetune_asha"
+    eta: int = 3                       # the scheduler's reduction_factor
+    min_fidelity: float | None = None  # its grace_period (null: the task's fidelity minimum)
+    brackets: int = 1                  # its number of brackets (Syne Tune's default 1)
+
+    def __post_init__(self) -> None:
+        _check(self.eta, self.min_fidelity)
+        if isinstance(self.brackets, bool) or not isinstance(self.brackets, int) or self.brackets < 1:
+            raise ValueError(f"algo.brackets={self.brackets!r} must be an integer >= 1")
+
+
+@dataclass(frozen=True)
+class SyneTuneBOHBConfig(SyneTuneConfig):
+    """Syne Tune's BOHB: its kernel density estimator proposes (on the last value of every trial), ASHA stops."""
+
+    name: str = "synetune_bohb"
+    top_n_percent: int = 15            # the KDE's share of good observations, in percent (Syne Tune's default)
+    num_candidates: int = 64           # candidates drawn from the good KDE per proposal (Syne Tune's default)
+    random_fraction: float = 0.33      # share of proposals drawn at random (Syne Tune's default)
+    bandwidth_factor: int = 3          # widens the good KDE's bandwidth for the candidates (Syne Tune's default)
+    min_bandwidth: float = 0.001       # the KDE's smallest bandwidth (Syne Tune's default)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 < self.top_n_percent < 100 or self.num_candidates < 1 or not 0 <= self.random_fraction <= 1:
+            raise ValueError(f"algo.top_n_percent={self.top_n_percent} must be in (0, 100), algo.num_candidates="
+                             f"{self.num_candidates} >= 1 and algo.random_fraction={self.random_fraction} in [0, 1]")
+        if self.bandwidth_factor < 1 or not self.min_bandwidth > 0:
+            raise ValueError(f"algo.bandwidth_factor={self.bandwidth_factor} must be >= 1 and algo.min_bandwidth="
+                             f"{self.min_bandwidth} > 0")
+
+
 _PEERS = "hpoflow.algorithms.peers"
 _MF = {"tasks": MF_TASKS, "smoke": ("task=branin_mf",)}
 BUILTINS = [
@@ -104,4 +141,19 @@ BUILTINS = [
               "Ray Tune's ASHAScheduler through its scheduler API (on_trial_add/result/complete): each result "
               "continues or stops its trial; Ray's random sampling proposes (needs a task with a fidelity; "
               "extra: cluster)", requires=("ray",), extra="cluster", **_MF),
+    algorithm("synetune_asha", f"{_PEERS}.synetune_peer:SyneTuneASHA", SyneTuneConfig,
+              "Syne Tune's ASHA through its scheduler API (suggest/on_trial_add/result/complete): each result "
+              "continues or stops its trial; random search proposes (needs a task with a fidelity; extra: synetune)",
+              requires=("syne_tune",), extra="synetune", **_MF),
+    algorithm("synetune_bohb", f"{_PEERS}.synetune_peer:SyneTuneBOHB", SyneTuneBOHBConfig,
+              "Syne Tune's BOHB through its scheduler API: its KDE proposes, asynchronous successive halving stops "
+              "(needs a task with a fidelity; extra: synetune)", requires=("syne_tune",), extra="synetune", **_MF),
+    algorithm("synetune_ashabore", f"{_PEERS}.synetune_peer:SyneTuneASHABORE", SyneTuneConfig,
+              "Syne Tune's ASHABORE through its scheduler API: a BORE classifier (XGBoost) proposes, ASHA stops "
+              "(needs a task with a fidelity; extra: synetune)", requires=("syne_tune", "xgboost"),
+              extra="synetune", **_MF),
+    algorithm("synetune_ashacqr", f"{_PEERS}.synetune_peer:SyneTuneASHACQR", SyneTuneConfig,
+              "Syne Tune's ASHACQR through its scheduler API: conformalized quantile regression proposes, ASHA "
+              "stops (needs a task with a fidelity; extra: synetune)", requires=("syne_tune",), extra="synetune",
+              **_MF),
 ]
